@@ -1,0 +1,47 @@
+"""CycleState: per-cycle data plugins hand from PreFilter/PreScore to Filter/Score.
+
+Keys are typed (``StateKey[T]``) so a read returns what was written without casts.
+``clone()`` is shallow, as kube's: values written in PreFilter must not be mutated by Filter.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar, cast
+
+T = TypeVar("T")
+
+
+class StateKey(Generic[T]):
+    """A typed key; one module-level instance per plugin datum."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"StateKey({self.name!r})"
+
+
+class CycleState:
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+
+    def __init__(self) -> None:
+        self._data: dict[StateKey[object], object] = {}
+        self.skip_filter_plugins: set[str] = set()
+        """Plugins whose PreFilter returned Skip: their Filter is not run this cycle."""
+        self.skip_score_plugins: set[str] = set()
+        """Plugins whose PreScore returned Skip: their Score is not run this cycle."""
+
+    def write(self, key: StateKey[T], value: T) -> None:
+        self._data[cast("StateKey[object]", key)] = value
+
+    def read(self, key: StateKey[T]) -> T | None:
+        return cast("T | None", self._data.get(cast("StateKey[object]", key)))
+
+    def clone(self) -> CycleState:
+        other = CycleState()
+        other._data = dict(self._data)
+        other.skip_filter_plugins = set(self.skip_filter_plugins)
+        other.skip_score_plugins = set(self.skip_score_plugins)
+        return other

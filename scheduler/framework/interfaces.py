@@ -1,0 +1,85 @@
+"""Plugin protocols, one per extension point we run, and the Handle plugins get.
+
+Plugins are synchronous and do no I/O (a test walks their AST). Method argument order is
+the fixed contract, as in kube-scheduler's framework/interface.go.
+
+Contracts:
+- ``pre_filter`` may return a set of node names (the only nodes worth filtering, e.g.
+  NodeAffinity for ``metadata.name`` fields) or None for all; Skip means its Filter is
+  not run this cycle; Unschedulable* fails the pod on every node.
+- ``filter`` returns SUCCESS or a rejecting Status whose reasons are kube-scheduler's
+  strings (they are counted verbatim into the FailedScheduling message). It must not
+  mutate ``node_info`` or the CycleState values written in PreFilter.
+- ``pre_score`` may return Skip (no Score for this plugin this cycle).
+- ``score`` returns a raw integer score for one node; errors belong in ``pre_score``.
+- ``normalize_score`` rewrites ``scores`` (aligned with ``nodes``) in place into
+  0..MAX_NODE_SCORE.
+- ``sign_pod`` returns the canonical fragment of exactly the pod fields the plugin reads
+  (hashable: tuples, strings, ints), or None when the pod cannot be signed (KEP-5598).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.cache.snapshot import Snapshot
+    from scheduler.framework.cycle_state import CycleState
+    from scheduler.framework.status import Status
+    from scheduler.model.pod import Pod
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+PluginArgs = Mapping[str, object]
+"""A plugin's ``pluginConfig`` args as read from the configuration file (validated by the
+plugin's factory, which raises ``framework.config.ConfigError`` naming the field)."""
+
+
+class Handle(Protocol):
+    """What the runner lends plugins: the snapshot of the current cycle."""
+
+    @property
+    def snapshot(self) -> Snapshot: ...
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(
+        self, state: CycleState, pod: Pod, snapshot: Snapshot
+    ) -> tuple[frozenset[str] | None, Status]: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int: ...
+
+
+@runtime_checkable
+class NormalizeScorePlugin(Plugin, Protocol):
+    def normalize_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> Status: ...
+
+
+@runtime_checkable
+class SignPlugin(Plugin, Protocol):
+    def sign_pod(self, pod: Pod) -> Hashable | None: ...

@@ -1,0 +1,89 @@
+"""Pod: the scheduler's record of a pod, built once from the API's dict (``model.parse``).
+
+Everything a plugin reads is precomputed here (effective requests, non-zero requests, host
+ports, normalized image names), so the per-node hot path never touches raw dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from scheduler.model.affinity import PodAffinityTerm, TopologySpreadConstraint, WeightedPodAffinityTerm
+from scheduler.model.keys import NodeName, PodKey, Uid
+from scheduler.model.labels import NodeSelector, PreferredSchedulingTerm
+from scheduler.model.resources import Resources
+from scheduler.model.taints import Toleration
+
+BATCHING_ANNOTATION = "batch-scheduler.io/batching"
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    """A wanted host port. ``host_ip`` is ``0.0.0.0`` when unset, ``protocol`` ``TCP``."""
+
+    host_ip: str
+    protocol: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    key: PodKey
+    namespace: str
+    name: str
+    uid: Uid
+    resource_version: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    scheduler_name: str
+    node_name: NodeName
+    """Empty while pending."""
+    phase: str
+    priority: int
+    deleting: bool
+    """``metadata.deletionTimestamp`` is set."""
+    creation_timestamp: str
+
+    requests: Resources
+    """Effective requests: max(sum of containers + restartable init containers,
+    max over init containers (with the sidecars started before each)) + overhead."""
+    non_zero_milli_cpu: int
+    """As ``requests.milli_cpu`` but a container without a cpu request counts 100m."""
+    non_zero_memory: int
+    """As ``requests.memory`` but a container without a memory request counts 200Mi."""
+
+    host_ports: tuple[HostPort, ...]
+    images: tuple[str, ...]
+    """Normalized image names of all containers (``nginx`` → ``docker.io/library/nginx:latest``)."""
+    tolerations: tuple[Toleration, ...]
+    node_selector: Mapping[str, str]
+    required_node_affinity: NodeSelector | None
+    preferred_node_affinity: tuple[PreferredSchedulingTerm, ...]
+    required_pod_affinity: tuple[PodAffinityTerm, ...]
+    preferred_pod_affinity: tuple[WeightedPodAffinityTerm, ...]
+    required_pod_anti_affinity: tuple[PodAffinityTerm, ...]
+    preferred_pod_anti_affinity: tuple[WeightedPodAffinityTerm, ...]
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...]
+    nominated_node_name: str
+    has_pvc: bool
+    """Uses a PersistentVolumeClaim or a generic ephemeral volume (not supported yet)."""
+    has_resource_claims: bool
+    """Uses DRA resource claims (not supported yet)."""
+
+    @property
+    def batching_annotation(self) -> str | None:
+        return self.annotations.get(BATCHING_ANNOTATION)
+
+    @property
+    def has_pod_affinity(self) -> bool:
+        return bool(self.required_pod_affinity or self.preferred_pod_affinity)
+
+    @property
+    def has_pod_anti_affinity(self) -> bool:
+        return bool(self.required_pod_anti_affinity or self.preferred_pod_anti_affinity)
+
+    @property
+    def terminal(self) -> bool:
+        """Succeeded or Failed: consumes nothing on its node."""
+        return self.phase in ("Succeeded", "Failed")
