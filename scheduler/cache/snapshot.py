@@ -1,0 +1,108 @@
+"""Snapshot: the read-only view of the cluster that one scheduling cycle sees.
+
+kube-scheduler copies changed NodeInfos into a snapshot at the start of every cycle,
+because its cache changes concurrently. Ours cannot: a cycle runs on the event loop
+without awaiting, so no watch event lands mid-cycle. The snapshot is therefore a *live*
+view kept up to date by ClusterState (no per-cycle copy, O(1) per event); a cycle must
+never await while it holds it. See docs/architecture.md, "Snapshot without copies".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from scheduler.cache.node_info import NodeInfo
+
+_NO_LABELS: Mapping[str, str] = {}
+
+
+class Snapshot:
+    __slots__ = ("_by_name", "_image_nodes", "_namespace_labels", "_order_dirty", "_order")
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, NodeInfo] = {}
+        self._order: list[NodeInfo] = []
+        self._order_dirty = False
+        self._image_nodes: dict[str, int] = {}
+        self._namespace_labels: dict[str, Mapping[str, str]] = {}
+
+    @classmethod
+    def of(
+        cls,
+        node_infos: Iterable[NodeInfo],
+        namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> Snapshot:
+        """A standalone snapshot over ``node_infos`` (tests, simulate)."""
+        snap = cls()
+        for info in node_infos:
+            snap.add_node_info(info)
+        for namespace, labels in (namespace_labels or {}).items():
+            snap.set_namespace_labels(namespace, labels)
+        return snap
+
+    # -- read side (plugins and the runner) ------------------------------------------------
+
+    @property
+    def node_infos(self) -> list[NodeInfo]:
+        """Every NodeInfo that has a Node, in a stable order (the order nodes were added)."""
+        if self._order_dirty:
+            self._order = [info for info in self._by_name.values() if info.node is not None]
+            self._order_dirty = False
+        return self._order
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.node_infos)
+
+    def get(self, name: str) -> NodeInfo | None:
+        info = self._by_name.get(name)
+        return info if info is not None and info.node is not None else None
+
+    def have_pods_with_affinity(self) -> list[NodeInfo]:
+        return [info for info in self.node_infos if info.pods_with_affinity]
+
+    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
+        return [info for info in self.node_infos if info.pods_with_required_anti_affinity]
+
+    def image_num_nodes(self, image: str) -> int:
+        """How many nodes report the (normalized) image."""
+        return self._image_nodes.get(image, 0)
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str]:
+        return self._namespace_labels.get(namespace, _NO_LABELS)
+
+    # -- write side (ClusterState only) ----------------------------------------------------
+
+    def add_node_info(self, info: NodeInfo) -> None:
+        """Register ``info`` (its node may be None for now) and count its images."""
+        self._by_name[info.name] = info
+        self._order_dirty = True
+        if info.node is not None:
+            self._count_images(info.node.images, +1)
+
+    def remove_node_info(self, name: str) -> None:
+        info = self._by_name.pop(name, None)
+        self._order_dirty = True
+        if info is not None and info.node is not None:
+            self._count_images(info.node.images, -1)
+
+    def node_changed(self, old_images: Mapping[str, int], info: NodeInfo) -> None:
+        """A node was added to or updated in ``info``: recount images and order."""
+        self._count_images(old_images, -1)
+        if info.node is not None:
+            self._count_images(info.node.images, +1)
+        self._order_dirty = True
+
+    def set_namespace_labels(self, namespace: str, labels: Mapping[str, str] | None) -> None:
+        if labels is None:
+            self._namespace_labels.pop(namespace, None)
+        else:
+            self._namespace_labels[namespace] = labels
+
+    def _count_images(self, images: Mapping[str, int], delta: int) -> None:
+        for image in images:
+            left = self._image_nodes.get(image, 0) + delta
+            if left > 0:
+                self._image_nodes[image] = left
+            else:
+                self._image_nodes.pop(image, None)
