@@ -7,10 +7,14 @@ whether a node changed since they looked.
 
 from __future__ import annotations
 
-from scheduler.model.keys import Uid
-from scheduler.model.node import Node
-from scheduler.model.pod import HostPort, Pod
+from typing import TYPE_CHECKING
+
 from scheduler.model.resources import Resources
+
+if TYPE_CHECKING:
+    from scheduler.model.keys import Uid
+    from scheduler.model.node import Node
+    from scheduler.model.pod import HostPort, Pod
 
 _generation = 0
 

@@ -9,15 +9,18 @@ never await while it holds it. See docs/architecture.md, "Snapshot without copie
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
-from scheduler.cache.node_info import NodeInfo
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from scheduler.cache.node_info import NodeInfo
 
 _NO_LABELS: Mapping[str, str] = {}
 
 
 class Snapshot:
-    __slots__ = ("_by_name", "_image_nodes", "_namespace_labels", "_order_dirty", "_order")
+    __slots__ = ("_by_name", "_image_nodes", "_namespace_labels", "_order", "_order_dirty")
 
     def __init__(self) -> None:
         self._by_name: dict[str, NodeInfo] = {}

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from scheduler.model.labels import LabelSelector
+if TYPE_CHECKING:
+    from scheduler.model.labels import LabelSelector
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from scheduler.model.keys import NodeName, Uid
-from scheduler.model.resources import Resources
-from scheduler.model.taints import Taint
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from scheduler.model.keys import NodeName, Uid
+    from scheduler.model.resources import Resources
+    from scheduler.model.taints import Taint
 
 
 @dataclass(frozen=True, slots=True)

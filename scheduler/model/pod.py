@@ -6,14 +6,21 @@ ports, normalized image names), so the per-node hot path never touches raw dicts
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from scheduler.model.affinity import PodAffinityTerm, TopologySpreadConstraint, WeightedPodAffinityTerm
-from scheduler.model.keys import NodeName, PodKey, Uid
-from scheduler.model.labels import NodeSelector, PreferredSchedulingTerm
-from scheduler.model.resources import Resources
-from scheduler.model.taints import Toleration
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from scheduler.model.affinity import (
+        PodAffinityTerm,
+        TopologySpreadConstraint,
+        WeightedPodAffinityTerm,
+    )
+    from scheduler.model.keys import NodeName, PodKey, Uid
+    from scheduler.model.labels import NodeSelector, PreferredSchedulingTerm
+    from scheduler.model.resources import Resources
+    from scheduler.model.taints import Toleration
 
 BATCHING_ANNOTATION = "batch-scheduler.io/batching"
 

@@ -1,0 +1,303 @@
+"""Profile: one scheduler profile's plugins and the full pass that runs them (kube's frameworkImpl
+plus the parts of schedule_one.go that pick a node).
+
+A full pass is PreFilter → Filter over nodes (stopping after ``num_feasible_nodes_to_find``,
+starting where the previous pass stopped) → PreScore → Score → NormalizeScore → weighted
+totals → pick the top (ties at random). The cycle layer and batching also use the pieces
+(``run_pre_filter``, ``run_filters``, ``prioritize``) to recheck a hinted node and rescore.
+
+The Profile is the plugins' Handle: ``profile.snapshot`` is the live cluster view, valid for a
+cycle as long as the cycle does not await (see cache/snapshot.py).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scheduler.framework import selection
+from scheduler.framework import status as st
+from scheduler.framework.diagnosis import Diagnosis, FitError
+from scheduler.framework.interfaces import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    FilterPlugin,
+    NormalizeScorePlugin,
+    Plugin,
+    PluginArgs,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    SignPlugin,
+)
+
+if TYPE_CHECKING:
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.cache.snapshot import Snapshot
+    from scheduler.framework.cycle_state import CycleState
+    from scheduler.model.pod import Pod
+
+PluginFactory = Callable[[PluginArgs, "Profile"], Plugin]
+
+PVC_UNSUPPORTED = (
+    "pod uses PersistentVolumeClaim volumes, which batch-scheduler does not support yet"
+)
+DRA_UNSUPPORTED = "pod uses resource claims (DRA), which batch-scheduler does not support yet"
+NO_NODES = "no nodes available to schedule pods"
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedScore:
+    plugin: ScorePlugin
+    weight: int
+    normalizer: NormalizeScorePlugin | None
+
+
+@dataclass(slots=True)
+class Scores:
+    """Result of prioritize: ``totals[i]`` is the weighted sum for ``nodes[i]``.
+
+    ``raw[p][i]`` is score plugin ``plugins[p]``'s raw (pre-normalize) score for ``nodes[i]``;
+    batching keeps it to rescore one node later without rescoring all (KEP-5598).
+    """
+
+    nodes: list[NodeInfo]
+    totals: list[int]
+    raw: list[list[int]]
+    plugins: list[WeightedScore]
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """Nodes worth filtering (None: all) and the PreFilter plugins that narrowed them."""
+
+    node_names: frozenset[str] | None
+    plugins: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class ScheduleResult:
+    node: NodeInfo
+    evaluated: int
+    """Nodes filtered (plus those excluded by a PreFilter result)."""
+    feasible: int
+    scores: Scores | None
+    """None when only one node was feasible (kube skips scoring then)."""
+    chosen: int
+    """Index of ``node`` in ``scores.nodes``."""
+
+
+@dataclass(slots=True)
+class SchedulingError:
+    """A plugin returned Error: the pod is retried with backoff; no node is blamed."""
+
+    pod_key: str
+    message: str
+
+
+Outcome = ScheduleResult | FitError | SchedulingError
+
+
+class Profile:
+    """Plugins of one profile, ordered as configured, and the full pass over them."""
+
+    def __init__(
+        self,
+        *,
+        scheduler_name: str,
+        plugins: Sequence[tuple[str, int]],
+        registry: Mapping[str, PluginFactory],
+        plugin_args: Mapping[str, PluginArgs],
+        snapshot: Snapshot,
+        percentage_of_nodes_to_score: int = 0,
+        rng: random.Random | None = None,
+    ) -> None:
+        """``plugins`` are ``(name, score weight)`` in extension-point order."""
+        self.scheduler_name = scheduler_name
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.rng = rng or random.Random()
+        self._snapshot = snapshot
+        self._next_start = 0
+        self.plugins: list[Plugin] = []
+        self.pre_filter_plugins: list[PreFilterPlugin] = []
+        self.filter_plugins: list[FilterPlugin] = []
+        self.pre_score_plugins: list[PreScorePlugin] = []
+        self.score_plugins: list[WeightedScore] = []
+        self.sign_plugins: list[SignPlugin] = []
+        for name, weight in plugins:
+            plugin = registry[name](plugin_args.get(name, {}), self)
+            self.plugins.append(plugin)
+            if isinstance(plugin, PreFilterPlugin):
+                self.pre_filter_plugins.append(plugin)
+            if isinstance(plugin, FilterPlugin):
+                self.filter_plugins.append(plugin)
+            if isinstance(plugin, PreScorePlugin):
+                self.pre_score_plugins.append(plugin)
+            if isinstance(plugin, ScorePlugin):
+                normalizer = plugin if isinstance(plugin, NormalizeScorePlugin) else None
+                self.score_plugins.append(WeightedScore(plugin, weight, normalizer))
+            if isinstance(plugin, SignPlugin):
+                self.sign_plugins.append(plugin)
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    # -- pieces --------------------------------------------------------------------------
+
+    def run_pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult, st.Status]:
+        """Run every PreFilter; intersect their node sets; the first rejection wins."""
+        result: frozenset[str] | None = None
+        narrowing: list[str] = []
+        everywhere = PreFilterResult(None, ())
+        for plugin in self.pre_filter_plugins:
+            nodes, status = plugin.pre_filter(state, pod, self._snapshot)
+            if status.code is st.Code.SKIP:
+                state.skip_filter_plugins.add(plugin.name)
+                continue
+            if status.code is not st.Code.SUCCESS:
+                return everywhere, status.with_plugin(plugin.name)
+            if nodes is not None:
+                narrowing.append(plugin.name)
+                result = nodes if result is None else result & nodes
+                if not result:
+                    if len(narrowing) == 1:
+                        message = f"node(s) didn't satisfy plugin {narrowing[0]}"
+                    else:
+                        names = " ".join(narrowing)
+                        message = f"node(s) didn't satisfy plugin(s) [{names}] simultaneously"
+                    return everywhere, st.unresolvable(message).with_plugin(plugin.name)
+        return PreFilterResult(result, tuple(narrowing)), st.SUCCESS
+
+    def run_filters(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> st.Status:
+        """Every Filter plugin (not skipped by PreFilter) on one node; the first failure wins."""
+        skip = state.skip_filter_plugins
+        for plugin in self.filter_plugins:
+            if skip and plugin.name in skip:
+                continue
+            status = plugin.filter(state, pod, node_info)
+            if status is not st.SUCCESS and status.code is not st.Code.SUCCESS:
+                return status.with_plugin(plugin.name)
+        return st.SUCCESS
+
+    def run_pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> st.Status:
+        for plugin in self.pre_score_plugins:
+            status = plugin.pre_score(state, pod, nodes)
+            if status.code is st.Code.SKIP:
+                state.skip_score_plugins.add(plugin.name)
+            elif status.code is not st.Code.SUCCESS:
+                return status.with_plugin(plugin.name)
+        return st.SUCCESS
+
+    def active_score_plugins(self, state: CycleState) -> list[WeightedScore]:
+        skip = state.skip_score_plugins
+        return [s for s in self.score_plugins if s.plugin.name not in skip]
+
+    def prioritize(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Scores | st.Status:
+        """PreScore, Score, NormalizeScore and weighted totals for ``nodes``."""
+        status = self.run_pre_score(state, pod, nodes)
+        if not status.is_success:
+            return status
+        totals = [0] * len(nodes)
+        raw_columns: list[list[int]] = []
+        active = self.active_score_plugins(state)
+        for weighted in active:
+            score = weighted.plugin.score
+            raw = [score(state, pod, info) for info in nodes]
+            raw_columns.append(raw)
+            column = raw
+            if weighted.normalizer is not None:
+                column = list(raw)
+                status = weighted.normalizer.normalize_score(state, pod, nodes, column)
+                if not status.is_success:
+                    return status.with_plugin(weighted.plugin.name)
+            if column and (max(column) > MAX_NODE_SCORE or min(column) < MIN_NODE_SCORE):
+                return st.error(
+                    f"plugin {weighted.plugin.name!r} returned a score outside "
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}]"
+                )
+            weight = weighted.weight
+            for index, value in enumerate(column):
+                totals[index] += value * weight
+        return Scores(nodes, totals, raw_columns, active)
+
+    # -- the full pass -------------------------------------------------------------------
+
+    def schedule(self, state: CycleState, pod: Pod) -> Outcome:
+        """One full pass for ``pod``: a chosen node, a FitError, or a SchedulingError."""
+        snapshot = self._snapshot
+        num_all = snapshot.num_nodes
+        if num_all == 0:
+            return FitError(pod.key, 0, Diagnosis(pre_filter_message=NO_NODES))
+        diagnosis = Diagnosis()
+        unsupported = (
+            PVC_UNSUPPORTED if pod.has_pvc else DRA_UNSUPPORTED if pod.has_resource_claims else ""
+        )
+        if unsupported:
+            diagnosis.pre_filter_message = unsupported
+            return FitError(pod.key, num_all, diagnosis)
+        allowed, status = self.run_pre_filter(state, pod)
+        if not status.is_success:
+            if status.code is st.Code.ERROR:
+                return SchedulingError(pod.key, status.message())
+            diagnosis.pre_filter_message = status.message()
+            diagnosis.unschedulable_plugins.add(status.plugin)
+            return FitError(pod.key, num_all, diagnosis)
+        nodes = snapshot.node_infos
+        if allowed.node_names is not None:
+            nodes = [
+                info
+                for name in sorted(allowed.node_names)
+                if (info := snapshot.get(name)) is not None
+            ]
+            diagnosis.absent_nodes_status = st.unresolvable(
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(allowed.plugins))}]"
+            )
+        feasible = self._find_feasible(state, pod, nodes, diagnosis)
+        if isinstance(feasible, SchedulingError):
+            return feasible
+        evaluated = len(feasible) + len(diagnosis.node_statuses) + (num_all - len(nodes))
+        if not feasible:
+            return FitError(pod.key, num_all, diagnosis)
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0], evaluated, 1, None, 0)
+        scores = self.prioritize(state, pod, feasible)
+        if isinstance(scores, st.Status):
+            return SchedulingError(pod.key, scores.message())
+        chosen = selection.pick_top(scores.totals, self.rng)
+        return ScheduleResult(feasible[chosen], evaluated, len(feasible), scores, chosen)
+
+    def _find_feasible(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo], diagnosis: Diagnosis
+    ) -> list[NodeInfo] | SchedulingError:
+        """Filter from the rotating start until enough feasible nodes are found."""
+        count = len(nodes)
+        if count == 0:
+            return []
+        to_find = selection.num_feasible_nodes_to_find(self.percentage_of_nodes_to_score, count)
+        skip = state.skip_filter_plugins
+        filters = [(p.name, p.filter) for p in self.filter_plugins if p.name not in skip]
+        start = self._next_start % count
+        feasible: list[NodeInfo] = []
+        statuses = diagnosis.node_statuses
+        success = st.SUCCESS
+        ok = st.Code.SUCCESS
+        processed = 0
+        for info in (*nodes[start:], *nodes[:start]) if start else nodes:
+            processed += 1
+            for name, run in filters:
+                status = run(state, pod, info)
+                if status is not success and status.code is not ok:
+                    if status.code is st.Code.ERROR:
+                        return SchedulingError(pod.key, status.message())
+                    statuses[info.name] = status
+                    diagnosis.unschedulable_plugins.add(name)
+                    break
+            else:
+                feasible.append(info)
+                if len(feasible) >= to_find:
+                    break
+        self._next_start = (start + processed) % count
+        return feasible
