@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from scheduler.framework import selection
 from scheduler.framework import status as st
+from scheduler.framework.config import ConfigError, PluginSpec, ProfileConfig
 from scheduler.framework.diagnosis import Diagnosis, FitError
 from scheduler.framework.interfaces import (
     MAX_NODE_SCORE,
@@ -107,14 +108,16 @@ class Profile:
         self,
         *,
         scheduler_name: str,
-        plugins: Sequence[tuple[str, int]],
+        plugins: Sequence[PluginSpec],
         registry: Mapping[str, PluginFactory],
         plugin_args: Mapping[str, PluginArgs],
         snapshot: Snapshot,
         percentage_of_nodes_to_score: int = 0,
         rng: random.Random | None = None,
     ) -> None:
-        """``plugins`` are ``(name, score weight)`` in extension-point order."""
+        """``plugins`` in extension-point order; ``registry`` maps names to factories.
+
+        Raises ConfigError when a plugin rejects its args."""
         self.scheduler_name = scheduler_name
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.rng = rng or random.Random()
@@ -126,18 +129,22 @@ class Profile:
         self.pre_score_plugins: list[PreScorePlugin] = []
         self.score_plugins: list[WeightedScore] = []
         self.sign_plugins: list[SignPlugin] = []
-        for name, weight in plugins:
-            plugin = registry[name](plugin_args.get(name, {}), self)
+        for spec in plugins:
+            try:
+                plugin = registry[spec.name](plugin_args.get(spec.name, {}), self)
+            except ValueError as exc:
+                raise ConfigError(f"pluginConfig[{spec.name}].args", str(exc)) from exc
             self.plugins.append(plugin)
-            if isinstance(plugin, PreFilterPlugin):
+            off = spec.disabled_points
+            if isinstance(plugin, PreFilterPlugin) and "preFilter" not in off:
                 self.pre_filter_plugins.append(plugin)
-            if isinstance(plugin, FilterPlugin):
+            if isinstance(plugin, FilterPlugin) and "filter" not in off:
                 self.filter_plugins.append(plugin)
-            if isinstance(plugin, PreScorePlugin):
+            if isinstance(plugin, PreScorePlugin) and "preScore" not in off:
                 self.pre_score_plugins.append(plugin)
-            if isinstance(plugin, ScorePlugin):
+            if isinstance(plugin, ScorePlugin) and "score" not in off:
                 normalizer = plugin if isinstance(plugin, NormalizeScorePlugin) else None
-                self.score_plugins.append(WeightedScore(plugin, weight, normalizer))
+                self.score_plugins.append(WeightedScore(plugin, spec.weight, normalizer))
             if isinstance(plugin, SignPlugin):
                 self.sign_plugins.append(plugin)
 
@@ -301,3 +308,24 @@ class Profile:
                     break
         self._next_start = (start + processed) % count
         return feasible
+
+
+def build_profile(
+    config: ProfileConfig,
+    *,
+    registry: Mapping[str, PluginFactory],
+    snapshot: Snapshot,
+    default_percentage: int = 0,
+    rng: random.Random | None = None,
+) -> Profile:
+    """A Profile from its validated configuration (the profile's percentage wins)."""
+    percentage = config.percentage_of_nodes_to_score
+    return Profile(
+        scheduler_name=config.scheduler_name,
+        plugins=config.plugins,
+        registry=registry,
+        plugin_args=config.plugin_args,
+        snapshot=snapshot,
+        percentage_of_nodes_to_score=default_percentage if percentage is None else percentage,
+        rng=rng,
+    )
