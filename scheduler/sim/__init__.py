@@ -1,1 +1,12 @@
-"""sim."""
+"""A Kubernetes API emulator over real HTTP on loopback (aiohttp).
+
+It stands in for kube-apiserver in the demo, the benchmarks and the end-to-end tests:
+discovery, CRUD, patch, bindings, list and watch with kube's resourceVersion, selector
+and 410 semantics, for pods, nodes, namespaces, events and leases. kopf, the official
+client and kubectl talk to it unchanged. It imports nothing else from ``scheduler``.
+
+Entry points: :class:`scheduler.sim.server.SimServer` (in-process),
+:func:`scheduler.sim.server.run_in_thread`, :class:`scheduler.sim.process.SimProcess`
+(own process), :mod:`scheduler.sim.workload` (nodes, pods, bulk creation) and
+:mod:`scheduler.sim.cli` (``sim serve``).
+"""

@@ -102,7 +102,9 @@ def conflict(qualified: str, name: str, why: str) -> ApiError:
     )
 
 
-STALE = "the object has been modified; please apply your changes to the latest version and try again"
+STALE = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
 
 
 def invalid(kind: str, name: str, field_errors: str) -> ApiError:

@@ -1,0 +1,336 @@
+"""The REST and watch endpoints under ``/api`` and ``/apis``: routing and verbs.
+
+One catch-all handler parses kube's URL shapes
+(``/api/v1[/namespaces/NS]/PLURAL[/NAME[/SUB]]``, ``/apis/GROUP/VERSION/...``), maps the
+method to a verb (get, list, watch, create, update, patch, delete, bind), lets fault
+injection act on that verb, and calls the store. Bodies and replies are JSON; list
+replies are assembled from each object's cached JSON bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from scheduler.sim import binding, defaults, discovery, errors, patching
+from scheduler.sim.discovery import EVENTS_V1, NAMESPACES, NODES, PODS, ResourceType
+from scheduler.sim.events import FIELD_ALIASES, to_core
+from scheduler.sim.selectors import combine, parse_field_selector, parse_label_selector
+from scheduler.sim.store import Record, Store, dumps, render
+
+if TYPE_CHECKING:
+    from scheduler.sim.actors import RogueBinder
+    from scheduler.sim.faults import Faults
+
+JSON = "application/json"
+_STATUS_SPLIT = (PODS, NODES, NAMESPACES)  # main resource ignores status; /status only status
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A parsed resource URL."""
+
+    rt: ResourceType
+    namespace: str | None
+    name: str | None
+    sub: str | None
+
+
+def parse_path(path: str) -> Target | dict[str, Any]:
+    """A resource target, or a discovery document for ``/api/v1``-like paths; 404 otherwise."""
+    segs = [s for s in path.split("/") if s]
+    if segs[:1] == ["api"]:
+        group, rest = "", segs[1:]
+    elif segs[:1] == ["apis"] and len(segs) >= 2:
+        group, rest = segs[1], segs[2:]
+    else:
+        raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+    if not rest:
+        if group in discovery.GROUP_VERSIONS and group:
+            return discovery.api_group(group)
+        raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+    version, rest = rest[0], rest[1:]
+    if not rest:
+        doc = discovery.resource_list(group, version)
+        if doc is None:
+            raise errors.ApiError(
+                404, "NotFound", "the server could not find the requested resource"
+            )
+        return doc
+    namespace = None
+    if (
+        rest[0] == "namespaces"
+        and len(rest) >= 3
+        and not (len(rest) == 3 and rest[2] in ("status", "finalize"))
+    ):
+        namespace, rest = rest[1], rest[2:]
+    rt = discovery.lookup(group, version, rest[0])
+    if rt is None or len(rest) > 3 or (namespace is not None and not rt.namespaced):
+        raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+    name = rest[1] if len(rest) > 1 else None
+    sub = rest[2] if len(rest) > 2 else None
+    if sub is not None and sub not in rt.subresources:
+        raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+    return Target(rt, namespace, name, sub)
+
+
+def reply(body: Any, status: int = 200) -> web.Response:
+    """A JSON response from a dict or pre-serialized bytes."""
+    return web.Response(
+        body=body if isinstance(body, bytes) else dumps(body), status=status, content_type=JSON
+    )
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").lower() in ("true", "1")
+
+
+async def _json_body(request: web.Request) -> Any:
+    raw = await request.read()
+    try:
+        return json.loads(raw) if raw else {}
+    except ValueError as e:
+        raise errors.bad_request(f"the body of the request could not be decoded: {e}") from None
+
+
+def _incoming(t: Target, body: Any) -> dict[str, Any]:
+    """A client's object as stored: no kind/apiVersion, core form for events, namespace set."""
+    if not isinstance(body, dict):
+        raise errors.bad_request("the body of the request must be a JSON object")
+    obj = {k: v for k, v in body.items() if k not in ("kind", "apiVersion")}
+    if t.rt is EVENTS_V1:
+        obj = to_core(obj)
+    meta = obj.setdefault("metadata", {})
+    if not isinstance(meta, dict):
+        raise errors.bad_request("metadata must be an object")
+    if t.rt.namespaced:
+        ns = meta.get("namespace") or t.namespace or "default"
+        if t.namespace is not None and ns != t.namespace:
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the "
+                "namespace sent on the request"
+            )
+        meta["namespace"] = ns
+    else:
+        meta.pop("namespace", None)
+    return obj
+
+
+class Api:
+    """Request handlers bound to one store and fault injector."""
+
+    def __init__(
+        self, store: Store, faults: Faults, rogue: RogueBinder, *, bookmark_interval: float = 5.0
+    ) -> None:
+        self.store = store
+        self.faults = faults
+        self.rogue = rogue
+        self.bookmark_interval = bookmark_interval
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        """Entry point for every ``/api`` and ``/apis`` request."""
+        target = parse_path(request.path)
+        if isinstance(target, dict):
+            return reply(target)
+        verb = self._verb(request, target)
+        if self.faults.config.latency > 0:
+            await asyncio.sleep(self.faults.config.latency)
+        self.faults.maybe_fail(verb)
+        method = getattr(self, f"_{verb}")
+        result: web.StreamResponse = await method(request, target)
+        return result
+
+    @staticmethod
+    def _verb(request: web.Request, t: Target) -> str:
+        m = request.method
+        if m == "GET":
+            if t.name is None:
+                return "watch" if _truthy(request.query.get("watch")) else "list"
+            return "get"
+        if m == "POST":
+            if t.sub == "binding":
+                return "bind"
+            if t.name is None:
+                return "create"
+        elif m == "PUT" and t.name is not None:
+            return "update"
+        elif m == "PATCH" and t.name is not None:
+            return "patch"
+        elif m == "DELETE":
+            return "delete" if t.name is not None else "deletecollection"
+        raise errors.method_not_allowed()
+
+    def _selector(self, request: web.Request, t: Target) -> Any:
+        aliases = FIELD_ALIASES if t.rt is EVENTS_V1 else None
+        return combine(
+            parse_label_selector(request.query.get("labelSelector")),
+            parse_field_selector(request.query.get("fieldSelector"), aliases),
+        )
+
+    # -- reads -------------------------------------------------------------------------------
+
+    async def _get(self, request: web.Request, t: Target) -> web.StreamResponse:
+        assert t.name is not None
+        return reply(self.store.get(t.rt, t.namespace or "", t.name).rendered(t.rt))
+
+    def _list_body(self, t: Target, records: list[Record], rv: int) -> bytes:
+        if t.rt is EVENTS_V1:
+            items = b",".join(dumps(render(t.rt, r.obj)) for r in records)
+        else:
+            items = b",".join(r.raw for r in records)  # kube omits kind/apiVersion in items
+        head = dumps(
+            {
+                "kind": t.rt.kind + "List",
+                "apiVersion": t.rt.api_version,
+                "metadata": {"resourceVersion": str(rv)},
+            }
+        )
+        return head[:-1] + b',"items":[' + items + b"]}"
+
+    async def _list(self, request: web.Request, t: Target) -> web.StreamResponse:
+        records, rv = self.store.list(t.rt, t.namespace, self._selector(request, t))
+        return reply(self._list_body(t, records, rv))
+
+    async def _watch(self, request: web.Request, t: Target) -> web.StreamResponse:
+        pred = self._selector(request, t)
+        bookmarks = _truthy(request.query.get("allowWatchBookmarks"))
+        timeout = request.query.get("timeoutSeconds")
+        deadline = time.monotonic() + float(timeout) if timeout else None
+        resp = web.StreamResponse(headers={"Content-Type": JSON})
+        resp.enable_chunked_encoding()
+        try:
+            watcher = self.store.watch(
+                t.rt, t.namespace, pred, request.query.get("resourceVersion")
+            )
+        except errors.ApiError as e:
+            if e.code != 410:
+                raise
+            # kube answers an expired watch with 200 and one ERROR event carrying the Status.
+            await resp.prepare(request)
+            await resp.write(dumps({"type": "ERROR", "object": e.status()}) + b"\n")
+            await resp.write_eof()
+            return resp
+        try:
+            await resp.prepare(request)
+            next_bookmark = time.monotonic() + self.bookmark_interval
+            while True:
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    break
+                if bookmarks and now >= next_bookmark:
+                    watcher.bookmark(self.store.rv)
+                    next_bookmark = now + self.bookmark_interval
+                if watcher.buffer:
+                    chunk = b"".join(watcher.buffer)
+                    watcher.buffer.clear()
+                    await resp.write(chunk)
+                    continue
+                if watcher.closed:
+                    break
+                transport = request.transport
+                if transport is None or transport.is_closing():
+                    break
+                watcher.wake.clear()
+                wait = 1.0  # re-check the connection at least this often
+                if deadline is not None:
+                    wait = min(wait, deadline - now)
+                if bookmarks:
+                    wait = min(wait, next_bookmark - now)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(watcher.wake.wait(), max(wait, 0.0))
+            await resp.write_eof()
+        except (ConnectionResetError, ConnectionError):
+            pass
+        finally:
+            self.store.unwatch(watcher)
+        return resp
+
+    # -- writes ------------------------------------------------------------------------------
+
+    async def _create(self, request: web.Request, t: Target) -> web.StreamResponse:
+        obj = _incoming(t, await _json_body(request))
+        defaults.on_create(t.rt, obj)
+        return reply(self.store.create(t.rt, obj).rendered(t.rt), 201)
+
+    async def _bind(self, request: web.Request, t: Target) -> web.StreamResponse:
+        assert t.name is not None
+        body = await _json_body(request)
+        ns = t.namespace or "default"
+        target = (body.get("target") or {}).get("name", "")
+        uid = (body.get("metadata") or {}).get("uid")
+        self.rogue.intercept(ns, t.name)
+        binding.bind(self.store, ns, t.name, target, uid=uid)
+        return reply(errors.success_status(201), 201)
+
+    def _split_status(self, t: Target, old: dict[str, Any], new: dict[str, Any]) -> Any:
+        if t.rt not in _STATUS_SPLIT:
+            return new
+        if t.sub == "status":
+            return {
+                **old,
+                "metadata": {
+                    **old["metadata"],
+                    "resourceVersion": new["metadata"].get("resourceVersion"),
+                },
+                "status": new.get("status", {}),
+            }
+        return {**new, "status": old.get("status", {})}
+
+    async def _update(self, request: web.Request, t: Target) -> web.StreamResponse:
+        assert t.name is not None
+        obj = _incoming(t, await _json_body(request))
+        if obj["metadata"].get("name", t.name) != t.name:
+            raise errors.bad_request(
+                f"the name of the object ({obj['metadata']['name']}) does "
+                f"not match the name on the URL ({t.name})"
+            )
+        obj["metadata"]["name"] = t.name
+        old = self.store.try_get(t.rt, t.namespace or "", t.name)
+        if old is None and t.rt.storage_key == "events" and t.sub is None:
+            defaults.on_create(t.rt, obj)
+            return reply(self.store.create(t.rt, obj).rendered(t.rt), 201)
+        if old is None:
+            raise errors.not_found(t.rt.qualified, t.name)
+        new = self._split_status(t, old.obj, obj)
+        expect = new["metadata"].get("resourceVersion")
+        return reply(self.store.update(t.rt, new, expect_rv=expect).rendered(t.rt))
+
+    async def _patch(self, request: web.Request, t: Target) -> web.StreamResponse:
+        assert t.name is not None
+        patch = await _json_body(request)
+        old = self.store.get(t.rt, t.namespace or "", t.name)
+        patched = patching.apply_patch(request.content_type, render(t.rt, old.obj), patch)
+        if not isinstance(patched, dict):
+            raise errors.bad_request("the patch produced a non-object")
+        patched = json.loads(dumps(patched))  # own every nested value before storing it
+        meta = patched.setdefault("metadata", {})
+        meta["name"], meta["namespace"] = t.name, old.obj["metadata"].get("namespace")
+        obj = _incoming(t, patched)
+        new = self._split_status(t, old.obj, obj)
+        expect = new["metadata"].get("resourceVersion")
+        return reply(self.store.update(t.rt, new, expect_rv=expect).rendered(t.rt))
+
+    async def _delete(self, request: web.Request, t: Target) -> web.StreamResponse:
+        assert t.name is not None
+        body = await _json_body(request) if request.can_read_body else {}
+        pre = (body or {}).get("preconditions") or {}
+        rec = self.store.delete(
+            t.rt, t.namespace or "", t.name, uid=pre.get("uid"), rv=pre.get("resourceVersion")
+        )
+        return reply(rec.rendered(t.rt))
+
+    async def _deletecollection(self, request: web.Request, t: Target) -> web.StreamResponse:
+        records, _ = self.store.list(t.rt, t.namespace, self._selector(request, t))
+        gone = [
+            self.store.delete(
+                t.rt, r.obj["metadata"].get("namespace", ""), r.obj["metadata"]["name"]
+            )
+            for r in records
+        ]
+        return reply(self._list_body(t, gone, self.store.rv))

@@ -1,0 +1,154 @@
+"""The resources the emulator serves, and the discovery documents that announce them.
+
+Clients find resources through discovery before they list or watch anything: kopf
+silently never starts a watcher for a resource that is not listed with
+``singularName`` and ``list``/``watch`` verbs, and kubectl resolves short names
+(``po``, ``no``) here. The table is the single source of truth for the router.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+VERSION_INFO: dict[str, str] = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.0-sim",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2024-12-11T00:00:00Z",
+    "goVersion": "go1.23.4",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+_RW = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceType:
+    """One served resource in one group/version."""
+
+    group: str
+    version: str
+    plural: str
+    singular: str
+    kind: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    storage: str = ""  # resources sharing a storage key share objects (events in two groups)
+    categories: tuple[str, ...] = field(default=())
+
+    @property
+    def api_version(self) -> str:
+        """``v1`` or ``group/version``."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def qualified(self) -> str:
+        """``pods`` or ``leases.coordination.k8s.io``: the name used in error messages."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def storage_key(self) -> str:
+        """Key of the object table holding this resource's objects."""
+        return self.storage or self.qualified
+
+
+PODS = ResourceType(
+    "", "v1", "pods", "pod", "Pod", True, ("po",), ("binding", "status"), categories=("all",)
+)
+NODES = ResourceType("", "v1", "nodes", "node", "Node", False, ("no",), ("status",))
+NAMESPACES = ResourceType(
+    "", "v1", "namespaces", "namespace", "Namespace", False, ("ns",), ("status", "finalize")
+)
+EVENTS = ResourceType("", "v1", "events", "event", "Event", True, ("ev",), storage="events")
+EVENTS_V1 = ResourceType(
+    "events.k8s.io", "v1", "events", "event", "Event", True, ("ev",), storage="events"
+)
+LEASES = ResourceType("coordination.k8s.io", "v1", "leases", "lease", "Lease", True)
+
+RESOURCES: tuple[ResourceType, ...] = (PODS, NODES, NAMESPACES, EVENTS, EVENTS_V1, LEASES)
+
+_BY_PATH: dict[tuple[str, str, str], ResourceType] = {
+    (r.group, r.version, r.plural): r for r in RESOURCES
+}
+GROUP_VERSIONS: dict[str, tuple[str, ...]] = {
+    "": ("v1",),
+    "coordination.k8s.io": ("v1",),
+    "events.k8s.io": ("v1",),
+}
+
+
+def lookup(group: str, version: str, plural: str) -> ResourceType | None:
+    """The resource served at ``/api(s)/group/version/plural``, if any."""
+    return _BY_PATH.get((group, version, plural))
+
+
+def _subresource_entry(r: ResourceType, sub: str) -> dict[str, Any]:
+    kinds = {"binding": "Binding", "status": r.kind, "finalize": r.kind}
+    verbs = {"binding": ["create"], "status": ["get", "patch", "update"], "finalize": ["update"]}
+    return {
+        "name": f"{r.plural}/{sub}",
+        "singularName": "",
+        "namespaced": r.namespaced,
+        "kind": kinds[sub],
+        "verbs": verbs[sub],
+    }
+
+
+def resource_list(group: str, version: str) -> dict[str, Any] | None:
+    """The APIResourceList for one group/version, or None if it is not served."""
+    if version not in GROUP_VERSIONS.get(group, ()):
+        return None
+    entries: list[dict[str, Any]] = []
+    for r in RESOURCES:
+        if r.group != group or r.version != version:
+            continue
+        entry: dict[str, Any] = {
+            "name": r.plural,
+            "singularName": r.singular,
+            "namespaced": r.namespaced,
+            "kind": r.kind,
+            "verbs": list(_RW),
+            "storageVersionHash": "",
+        }
+        if r.short_names:
+            entry["shortNames"] = list(r.short_names)
+        if r.categories:
+            entry["categories"] = list(r.categories)
+        entries.append(entry)
+        entries.extend(_subresource_entry(r, s) for s in r.subresources)
+    gv = f"{group}/{version}" if group else version
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": entries}
+
+
+def api_versions() -> dict[str, Any]:
+    """``/api``: the legacy core group."""
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}],
+    }
+
+
+def api_group(group: str) -> dict[str, Any]:
+    """One APIGroup entry (also served at ``/apis/{group}``)."""
+    versions = [{"groupVersion": f"{group}/{v}", "version": v} for v in GROUP_VERSIONS[group]]
+    return {
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": group,
+        "versions": versions,
+        "preferredVersion": versions[0],
+    }
+
+
+def api_group_list() -> dict[str, Any]:
+    """``/apis``: every named group."""
+    groups = [api_group(g) for g in GROUP_VERSIONS if g]
+    for g in groups:
+        del g["kind"], g["apiVersion"]
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
