@@ -1,0 +1,340 @@
+"""InterPodAffinity: required and preferred pod (anti-)affinity, both ways (kube v1.35).
+
+What: PreFilter counts, by topology pair (key, value), (1) existing pods whose required
+anti-affinity terms match the incoming pod, (2) existing pods that match all of the incoming
+pod's required affinity terms and (3) existing pods that match each of its required
+anti-affinity terms; Filter checks a node's labels against those counts. PreScore sums, by
+topology pair, the weights of the incoming pod's preferred terms matched by existing pods
+and of existing pods' terms matched by the incoming pod (their required affinity counting
+``hardPodAffinityWeight``); Score reads the node's pairs and NormalizeScore scales min-max.
+
+Why like this: kube-scheduler's interpodaffinity package computes exactly these maps, so the
+same counts give the same decisions, including the "first pod of a group" rule (a pod whose
+affinity matches itself may go where no matching pod exists yet, if none exists anywhere).
+
+Namespaces: a term names its namespaces (the parser puts the owner's namespace there when
+the API term names none) and may carry a namespaceSelector. kube resolves the incoming
+pod's selectors into names through its namespace lister; we evaluate the selector against
+``snapshot.namespace_labels`` of the namespace of the pod being matched, which is the same
+test for every namespace the snapshot knows. In both directions the labels consulted are
+those of the matched pod's namespace.
+
+Sign (KEP-5598): a pod with any pod (anti-)affinity term is unsignable; otherwise its
+namespace and labels are what existing pods' terms read, and form the fragment.
+
+Neighbours: framework.interfaces (protocols), cache.snapshot (have_pods_with_* lists,
+namespace labels), cache.node_info (pods, pods_with_affinity), model.affinity (terms).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scheduler.framework import status as st
+from scheduler.framework.cycle_state import StateKey
+from scheduler.framework.interfaces import MAX_NODE_SCORE
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Iterable, Sequence
+
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.cache.snapshot import Snapshot
+    from scheduler.framework.cycle_state import CycleState
+    from scheduler.framework.interfaces import Handle, PluginArgs
+    from scheduler.model.affinity import PodAffinityTerm, WeightedPodAffinityTerm
+    from scheduler.model.node import Node
+    from scheduler.model.pod import Pod
+
+NAME = "InterPodAffinity"
+
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = (
+    "node(s) didn't satisfy existing pods anti-affinity rules"
+)
+ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+
+DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
+_ARGS = "InterPodAffinityArgs"
+
+TopologyPair = tuple[str, str]
+"""(topology key, topology value)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _PreFilterState:
+    existing_anti_affinity: dict[TopologyPair, int]
+    """Existing pods whose required anti-affinity terms match the incoming pod."""
+    affinity: dict[TopologyPair, int]
+    """Existing pods matching all the incoming pod's required affinity terms."""
+    anti_affinity: dict[TopologyPair, int]
+    """Existing pods matching each of the incoming pod's required anti-affinity terms."""
+    matches_own_affinity: bool
+    """The incoming pod matches all of its own required affinity terms (first-pod rule)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    topology_score: dict[str, dict[str, int]]
+    """Topology key → topology value → summed weights."""
+
+
+_PRE_FILTER_KEY: StateKey[_PreFilterState] = StateKey("PreFilter" + NAME)
+_PRE_SCORE_KEY: StateKey[_PreScoreState] = StateKey("PreScore" + NAME)
+
+
+class InterPodAffinity:
+    """kube's InterPodAffinity: PreFilter, Filter, PreScore, Score, NormalizeScore, Sign."""
+
+    name: str = NAME
+
+    def __init__(self, args: PluginArgs, handle: Handle) -> None:
+        self._handle = handle
+        self.hard_pod_affinity_weight, self.ignore_preferred_terms_of_existing_pods = _parse_args(
+            args
+        )
+
+    # -- PreFilter / Filter -----------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, snapshot: Snapshot
+    ) -> tuple[frozenset[str] | None, st.Status]:
+        """Count topology pairs for both directions; Skip when nothing can reject a node."""
+        existing: dict[TopologyPair, int] = {}
+        for info in snapshot.have_pods_with_required_anti_affinity():
+            node = info.node
+            if node is None:
+                continue
+            for other in info.pods_with_required_anti_affinity.values():
+                for term in other.required_pod_anti_affinity:
+                    if _term_matches(term, pod, snapshot):
+                        _add(existing, node, term.topology_key, 1)
+
+        affinity_terms = pod.required_pod_affinity
+        anti_terms = pod.required_pod_anti_affinity
+        affinity: dict[TopologyPair, int] = {}
+        anti_affinity: dict[TopologyPair, int] = {}
+        if affinity_terms or anti_terms:
+            for info in snapshot.node_infos:
+                node = info.node
+                if node is None:
+                    continue
+                for other in info.pods.values():
+                    if affinity_terms and _matches_all(affinity_terms, other, snapshot):
+                        for term in affinity_terms:
+                            _add(affinity, node, term.topology_key, 1)
+                    for term in anti_terms:
+                        if _term_matches(term, other, snapshot):
+                            _add(anti_affinity, node, term.topology_key, 1)
+
+        if not existing and not affinity_terms and not anti_terms:
+            return None, st.SKIP
+        own = bool(affinity_terms) and _matches_all(affinity_terms, pod, snapshot)
+        state.write(_PRE_FILTER_KEY, _PreFilterState(existing, affinity, anti_affinity, own))
+        return None, st.SUCCESS
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> st.Status:
+        """Affinity first (unresolvable), then the pod's anti-affinity, then existing pods'."""
+        s = state.read(_PRE_FILTER_KEY)
+        if s is None:
+            return st.error(f'error reading "PreFilter{NAME}" from cycleState: not found')
+        node = node_info.node
+        if node is None:
+            return st.error("node not found")
+        if not _satisfies_pod_affinity(s, pod, node):
+            return st.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+        if not _satisfies_pod_anti_affinity(s, pod, node):
+            return st.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+        if not _satisfies_existing_pods_anti_affinity(s, node):
+            return st.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+        return st.SUCCESS
+
+    # -- PreScore / Score / NormalizeScore --------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> st.Status:
+        """Sum term weights by topology pair over existing pods; Skip when none applies."""
+        has_preferred = bool(pod.preferred_pod_affinity or pod.preferred_pod_anti_affinity)
+        if self.ignore_preferred_terms_of_existing_pods and not has_preferred:
+            return st.SKIP
+        snapshot = self._handle.snapshot
+        # Without preferred terms of its own, only pods with affinity terms can add weight.
+        infos = snapshot.node_infos if has_preferred else snapshot.have_pods_with_affinity()
+        scores: dict[str, dict[str, int]] = {}
+        touched = False
+        for info in infos:
+            node = info.node
+            # kube skips existing pods on nodes without labels: no topology to credit.
+            if node is None or not node.labels:
+                continue
+            others = info.pods if has_preferred else info.pods_with_affinity
+            for other in others.values():
+                touched |= self._process_existing_pod(scores, pod, other, node, snapshot)
+        if not touched:
+            return st.SKIP
+        state.write(_PRE_SCORE_KEY, _PreScoreState(scores))
+        return st.SUCCESS
+
+    def _process_existing_pod(
+        self,
+        scores: dict[str, dict[str, int]],
+        pod: Pod,
+        other: Pod,
+        node: Node,
+        snapshot: Snapshot,
+    ) -> bool:
+        """Credit ``node``'s topology pairs for one existing pod; True if any term applied."""
+        touched = _weigh(scores, pod.preferred_pod_affinity, other, node, snapshot, 1)
+        touched |= _weigh(scores, pod.preferred_pod_anti_affinity, other, node, snapshot, -1)
+        weight = self.hard_pod_affinity_weight
+        if weight > 0:
+            for term in other.required_pod_affinity:
+                touched |= _credit(scores, term, weight, pod, node, snapshot)
+        touched |= _weigh(scores, other.preferred_pod_affinity, pod, node, snapshot, 1)
+        touched |= _weigh(scores, other.preferred_pod_anti_affinity, pod, node, snapshot, -1)
+        return touched
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """Sum of the weights recorded for the node's topology pairs (may be negative)."""
+        s = state.read(_PRE_SCORE_KEY)
+        node = node_info.node
+        if s is None or node is None:
+            return 0
+        total = 0
+        for key, by_value in s.topology_score.items():
+            value = node.labels.get(key)
+            if value is not None:
+                total += by_value.get(value, 0)
+        return total
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> st.Status:
+        """Min-max scaling to 0..100, truncated as Go's int64(float64) conversion."""
+        s = state.read(_PRE_SCORE_KEY)
+        if s is None or not s.topology_score or not scores:
+            return st.SUCCESS
+        low = min(scores)
+        spread = max(scores) - low
+        for i, raw in enumerate(scores):
+            # Same float operations as kube: MaxNodeScore * ((score - min) / (max - min)).
+            scores[i] = int(float(MAX_NODE_SCORE) * ((raw - low) / spread)) if spread > 0 else 0
+        return st.SUCCESS
+
+    # -- Sign (KEP-5598) --------------------------------------------------------------------
+
+    def sign_pod(self, pod: Pod) -> Hashable | None:
+        """Unsignable with any pod (anti-)affinity; else namespace and labels."""
+        if pod.has_pod_affinity or pod.has_pod_anti_affinity:
+            return None
+        return (pod.namespace, tuple(sorted(pod.labels.items())))
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def _term_matches(term: PodAffinityTerm, pod: Pod, snapshot: Snapshot) -> bool:
+    """kube's AffinityTerm.Matches: namespace (by name or selector), then label selector."""
+    if pod.namespace not in term.namespaces:
+        selector = term.namespace_selector
+        if selector is None:
+            return False
+        # An empty selector matches every namespace, known to the snapshot or not.
+        if not selector.empty and not selector.matches(snapshot.namespace_labels(pod.namespace)):
+            return False
+    # A nil label selector matches no pod.
+    return term.label_selector is not None and term.label_selector.matches(pod.labels)
+
+
+def _matches_all(terms: Iterable[PodAffinityTerm], pod: Pod, snapshot: Snapshot) -> bool:
+    """kube's podMatchesAllAffinityTerms for a non-empty ``terms``."""
+    return all(_term_matches(term, pod, snapshot) for term in terms)
+
+
+def _add(counts: dict[TopologyPair, int], node: Node, key: str, delta: int) -> None:
+    value = node.labels.get(key)
+    if value is not None:
+        pair = (key, value)
+        counts[pair] = counts.get(pair, 0) + delta
+
+
+def _credit(
+    scores: dict[str, dict[str, int]],
+    term: PodAffinityTerm,
+    weight: int,
+    pod: Pod,
+    node: Node,
+    snapshot: Snapshot,
+) -> bool:
+    """Add ``weight`` to the node's pair for ``term`` if ``pod`` matches it (processTerm)."""
+    if not _term_matches(term, pod, snapshot):
+        return False
+    value = node.labels.get(term.topology_key)
+    if value is None:
+        return False
+    by_value = scores.setdefault(term.topology_key, {})
+    by_value[value] = by_value.get(value, 0) + weight
+    return True
+
+
+def _weigh(
+    scores: dict[str, dict[str, int]],
+    terms: Iterable[WeightedPodAffinityTerm],
+    pod: Pod,
+    node: Node,
+    snapshot: Snapshot,
+    sign: int,
+) -> bool:
+    touched = False
+    for weighted in terms:
+        touched |= _credit(scores, weighted.term, weighted.weight * sign, pod, node, snapshot)
+    return touched
+
+
+def _satisfies_pod_affinity(s: _PreFilterState, pod: Pod, node: Node) -> bool:
+    """Every term's key on the node and matching pods in each domain, or the first-pod rule."""
+    pods_exist = True
+    for term in pod.required_pod_affinity:
+        value = node.labels.get(term.topology_key)
+        if value is None:
+            return False
+        if s.affinity.get((term.topology_key, value), 0) <= 0:
+            pods_exist = False
+    if pods_exist:
+        return True
+    # The first pod of a group that has affinity to itself: no pod matches anywhere yet.
+    return not s.affinity and s.matches_own_affinity
+
+
+def _satisfies_pod_anti_affinity(s: _PreFilterState, pod: Pod, node: Node) -> bool:
+    if not s.anti_affinity:
+        return True
+    for term in pod.required_pod_anti_affinity:
+        value = node.labels.get(term.topology_key)
+        if value is not None and s.anti_affinity.get((term.topology_key, value), 0) > 0:
+            return False
+    return True
+
+
+def _satisfies_existing_pods_anti_affinity(s: _PreFilterState, node: Node) -> bool:
+    if not s.existing_anti_affinity:
+        return True
+    return not any(s.existing_anti_affinity.get(pair, 0) > 0 for pair in node.labels.items())
+
+
+def _parse_args(args: PluginArgs) -> tuple[int, bool]:
+    """Validate InterPodAffinityArgs as kube's ValidateInterPodAffinityArgs does."""
+    unknown = sorted(
+        set(args)
+        - {"apiVersion", "kind", "hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"}
+    )
+    if unknown:
+        raise ValueError(f"{_ARGS}: unknown field(s): {', '.join(unknown)}")
+    weight = args.get("hardPodAffinityWeight", DEFAULT_HARD_POD_AFFINITY_WEIGHT)
+    if not isinstance(weight, int) or isinstance(weight, bool):
+        raise ValueError(f"{_ARGS}.hardPodAffinityWeight: must be an integer")
+    if not 0 <= weight <= 100:
+        raise ValueError(f"{_ARGS}.hardPodAffinityWeight: not in valid range [0, 100]")
+    ignore = args.get("ignorePreferredTermsOfExistingPods", False)
+    if not isinstance(ignore, bool):
+        raise ValueError(f"{_ARGS}.ignorePreferredTermsOfExistingPods: must be a boolean")
+    return weight, ignore
