@@ -1,0 +1,520 @@
+"""Parse a v1 Pod dict into a ``model.pod.Pod``, computing once what plugins read per node.
+
+Requests follow kube v1.35 (component-helpers ``resource.PodRequests`` as kube-scheduler's
+``PodInfo.CalculateResource`` calls it):
+
+* per container, requests as the API server stores them: a resource with a limit but no
+  request gets request := limit (``SetDefaults_Pod``), so a pod from a hand-written dict
+  reads as it would from a real cluster;
+* sum over containers and restartable ("sidecar", ``restartPolicy: Always``) init
+  containers, then the max with each regular init container plus the sidecars declared
+  before it;
+* with in-place resize (GA), the max of that over spec, allocated and actuated requests
+  from ``status.containerStatuses``;
+* pod-level ``spec.resources.requests`` (cpu, memory, hugepages-*) replace the aggregate;
+* plus ``spec.overhead``; summed exactly and rounded once (cpu up to millicores).
+
+The non-zero requests (scoring) apply 100m / 200Mi to each container missing a cpu /
+memory request before the same rule; with pod-level requests, only for a resource the
+whole pod leaves unset. Limits are otherwise ignored.
+
+Neighbours: ``parse_common`` (readers, resource names, image names), ``parse_selectors``
+(label selectors, node affinity), ``parse_node`` (taint effects).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+from scheduler.model.affinity import (
+    PodAffinityTerm,
+    TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
+)
+from scheduler.model.keys import NodeName, Uid, pod_key
+from scheduler.model.labels import LabelSelector, Operator, Requirement
+from scheduler.model.parse_common import RawMap, Reader, normalize_image, resources_from_list
+from scheduler.model.parse_node import effect_from_raw
+from scheduler.model.parse_selectors import (
+    canonical,
+    label_selector_from_raw,
+    node_selector_from_raw,
+    preferred_scheduling_term_from_raw,
+)
+from scheduler.model.pod import HostPort, Pod
+from scheduler.model.quantity import int_value, milli_value
+from scheduler.model.resources import (
+    CPU,
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    MEMORY,
+)
+from scheduler.model.taints import Toleration
+
+__all__ = ["pod_from_raw"]
+
+ResourceList = dict[str, Fraction]
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+"""What the API server puts in an unset ``spec.schedulerName``."""
+
+_NON_ZERO_DEFAULTS: ResourceList = {
+    CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000),
+    MEMORY: Fraction(DEFAULT_MEMORY_REQUEST),
+}
+
+
+def _is_pod_level_resource(name: str) -> bool:
+    """kube's ``IsSupportedPodLevelResource``."""
+    return name in (CPU, MEMORY) or name.startswith("hugepages-")
+
+
+# -- containers ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Container:
+    name: str
+    requests: ResourceList
+    """After request := limit defaulting."""
+    restartable: bool
+    """An init container with ``restartPolicy: Always`` (a sidecar)."""
+
+
+def _container(r: Reader, raw: RawMap, field: str, *, init: bool) -> _Container:
+    resources = r.mapping(raw.get("resources"), f"{field}.resources")
+    requests = r.resource_list(resources.get("requests"), f"{field}.resources.requests")
+    limits = r.resource_list(resources.get("limits"), f"{field}.resources.limits")
+    for name, amount in limits.items():
+        requests.setdefault(name, amount)
+    policy = r.string(raw.get("restartPolicy"), f"{field}.restartPolicy")
+    return _Container(
+        name=r.string(raw.get("name"), f"{field}.name"),
+        requests=requests,
+        restartable=init and policy == "Always",
+    )
+
+
+def _add_into(acc: ResourceList, other: Mapping[str, Fraction]) -> None:
+    for name, amount in other.items():
+        acc[name] = acc.get(name, Fraction(0)) + amount
+
+
+def _max_into(acc: ResourceList, other: Mapping[str, Fraction]) -> None:
+    for name, amount in other.items():
+        if name not in acc or amount > acc[name]:
+            acc[name] = amount
+
+
+def _with_defaults(requests: Mapping[str, Fraction], defaults: ResourceList) -> ResourceList:
+    """kube's ``applyNonMissing``: a default for each resource the container leaves unset."""
+    out = dict(requests)
+    out.update({name: amount for name, amount in defaults.items() if name not in requests})
+    return out
+
+
+Picker = Callable[[_Container], Mapping[str, Fraction]]
+
+
+def _aggregate(
+    containers: list[_Container], inits: list[_Container], pick: Picker, defaults: ResourceList
+) -> ResourceList:
+    """Sum of containers and sidecars, max'ed with each init container's peak (KEP-753)."""
+    result: ResourceList = {}
+    for c in containers:
+        _add_into(result, _with_defaults(pick(c), defaults))
+    sidecars: ResourceList = {}
+    init_peak: ResourceList = {}
+    for c in inits:
+        reqs = _with_defaults(pick(c), defaults)
+        if c.restartable:
+            _add_into(result, reqs)
+            _add_into(sidecars, reqs)
+            current = sidecars
+        else:
+            current = dict(reqs)
+            _add_into(current, sidecars)
+        _max_into(init_peak, current)
+    _max_into(result, init_peak)
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class _Statuses:
+    """Per-container resize state from ``status`` (in-place pod resize)."""
+
+    allocated: dict[str, ResourceList]
+    actuated: dict[str, ResourceList]
+    infeasible: bool
+
+    @property
+    def present(self) -> bool:
+        return bool(self.allocated or self.actuated or self.infeasible)
+
+
+def _statuses(r: Reader, status: RawMap) -> _Statuses:
+    allocated: dict[str, ResourceList] = {}
+    actuated: dict[str, ResourceList] = {}
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for path, cs in r.objects(status.get(key), f"status.{key}"):
+            name = r.string(cs.get("name"), f"{path}.name")
+            if name in allocated or name in actuated:
+                continue  # kube's findContainerStatus takes the first match
+            if cs.get("allocatedResources") is not None:
+                allocated[name] = r.resource_list(
+                    cs["allocatedResources"], f"{path}.allocatedResources"
+                )
+            res = r.mapping(cs.get("resources"), f"{path}.resources")
+            if res.get("requests") is not None:
+                actuated[name] = r.resource_list(res["requests"], f"{path}.resources.requests")
+    infeasible = False
+    for path, cond in r.objects(status.get("conditions"), "status.conditions"):
+        if r.string(cond.get("type"), f"{path}.type") == "PodResizePending":
+            infeasible = r.string(cond.get("reason"), f"{path}.reason") == "Infeasible"
+            break
+    return _Statuses(allocated, actuated, infeasible)
+
+
+def _container_requests(
+    containers: list[_Container], inits: list[_Container], st: _Statuses, defaults: ResourceList
+) -> ResourceList:
+    """kube's ``AggregateContainerRequests`` with ``UseStatusResources`` (resize is GA).
+
+    max(spec, actuated, allocated), each aggregated over containers by the same rule;
+    spec is left out while a resize is infeasible. kube tests a status map's presence,
+    not its emptiness, hence ``in`` rather than truthiness below.
+    """
+    spec = _aggregate(containers, inits, lambda c: c.requests, defaults)
+    if not st.present:
+        return spec  # no container status: allocated and actuated both equal spec
+
+    def fallback(c: _Container) -> Mapping[str, Fraction]:
+        return {} if st.infeasible else c.requests
+
+    def allocated(c: _Container) -> Mapping[str, Fraction]:
+        return st.allocated[c.name] if c.name in st.allocated else fallback(c)
+
+    def actuated(c: _Container) -> Mapping[str, Fraction]:
+        return st.actuated[c.name] if c.name in st.actuated else allocated(c)
+
+    result: ResourceList = {} if st.infeasible else spec
+    _max_into(result, _aggregate(containers, inits, actuated, defaults))
+    _max_into(result, _aggregate(containers, inits, allocated, defaults))
+    return result
+
+
+def _pod_requests(
+    r: Reader, spec: RawMap, status: RawMap, containers: list[_Container], inits: list[_Container]
+) -> tuple[ResourceList, ResourceList]:
+    """(requests, non-zero requests) as kube-scheduler's ``CalculateResource`` computes them."""
+    st = _statuses(r, status)
+    pod_resources = r.mapping(spec.get("resources"), "spec.resources")
+    pod_level = {
+        name: amount
+        for name, amount in r.resource_list(
+            pod_resources.get("requests"), "spec.resources.requests"
+        ).items()
+        if _is_pod_level_resource(name)
+    }
+    overhead = r.resource_list(spec.get("overhead"), "spec.overhead")
+
+    def total(defaults: ResourceList) -> ResourceList:
+        reqs = _container_requests(containers, inits, st, defaults)
+        reqs.update(pod_level)
+        _add_into(reqs, overhead)
+        return reqs
+
+    requests = total({})
+    if pod_level:
+        defaults = {k: v for k, v in _NON_ZERO_DEFAULTS.items() if k not in requests}
+    else:
+        defaults = _NON_ZERO_DEFAULTS
+    non_zero = total(defaults) if defaults else requests
+    return requests, non_zero
+
+
+# -- ports, tolerations -----------------------------------------------------------------------
+
+
+def _host_ports(r: Reader, containers: Iterable[tuple[str, RawMap]]) -> tuple[HostPort, ...]:
+    out: list[HostPort] = []
+    for field, raw in containers:
+        for path, port in r.objects(raw.get("ports"), f"{field}.ports"):
+            number = r.integer(port.get("hostPort"), f"{path}.hostPort")
+            if number <= 0:
+                continue
+            out.append(
+                HostPort(
+                    host_ip=r.string(port.get("hostIP"), f"{path}.hostIP") or "0.0.0.0",
+                    protocol=r.string(port.get("protocol"), f"{path}.protocol") or "TCP",
+                    port=number,
+                )
+            )
+    return tuple(out)
+
+
+def _toleration(r: Reader, raw: RawMap, field: str) -> Toleration:
+    key = r.string(raw.get("key"), f"{field}.key")
+    operator = r.string(raw.get("operator"), f"{field}.operator") or "Equal"
+    value = r.string(raw.get("value"), f"{field}.value")
+    if operator not in ("Equal", "Exists"):
+        raise r.error(f"{field}.operator", f"unknown operator {operator!r} (want Equal or Exists)")
+    if operator == "Exists" and value:
+        raise r.error(f"{field}.value", "must be empty when operator is Exists")
+    if not key and operator != "Exists":
+        raise r.error(f"{field}.operator", "must be Exists when key is empty")
+    effect_raw = r.string(raw.get("effect"), f"{field}.effect")
+    effect = effect_from_raw(r, effect_raw, f"{field}.effect") if effect_raw else None
+    seconds = r.optional_integer(raw.get("tolerationSeconds"), f"{field}.tolerationSeconds")
+    return Toleration(key, operator, value, effect, seconds)
+
+
+# -- pod affinity, topology spread -------------------------------------------------------------
+
+
+def _merge_label_keys(
+    selector: LabelSelector,
+    labels: Mapping[str, str],
+    match_keys: Iterable[str],
+    mismatch_keys: Iterable[str] = (),
+) -> LabelSelector:
+    """Add ``key In [v]`` / ``key NotIn [v]`` for the keys the pod has (as kube-apiserver)."""
+    extra = [Requirement(k, Operator.IN, (labels[k],)) for k in match_keys if k in labels]
+    extra += [Requirement(k, Operator.NOT_IN, (labels[k],)) for k in mismatch_keys if k in labels]
+    if not extra:
+        return selector
+    return LabelSelector(canonical([*selector.requirements, *extra]))
+
+
+def _pod_affinity_term(
+    r: Reader, raw: RawMap, field: str, *, namespace: str, labels: Mapping[str, str]
+) -> PodAffinityTerm:
+    selector_raw = raw.get("labelSelector")
+    selector = (
+        None
+        if selector_raw is None
+        else label_selector_from_raw(selector_raw, obj=r.obj, field=f"{field}.labelSelector")
+    )
+    ns_selector_raw = raw.get("namespaceSelector")
+    ns_selector = (
+        None
+        if ns_selector_raw is None
+        else label_selector_from_raw(ns_selector_raw, obj=r.obj, field=f"{field}.namespaceSelector")
+    )
+    namespaces = frozenset(r.strings(raw.get("namespaces"), f"{field}.namespaces"))
+    if not namespaces and ns_selector is None:
+        namespaces = frozenset({namespace})
+    match_keys = r.strings(raw.get("matchLabelKeys"), f"{field}.matchLabelKeys")
+    mismatch_keys = r.strings(raw.get("mismatchLabelKeys"), f"{field}.mismatchLabelKeys")
+    both = set(match_keys) & set(mismatch_keys)
+    if both:
+        raise r.error(
+            f"{field}.mismatchLabelKeys",
+            f"keys {sorted(both)} must not also be in matchLabelKeys",
+        )
+    # A nil selector matches nothing whatever is merged into it, so it stays nil.
+    if selector is not None:
+        selector = _merge_label_keys(selector, labels, match_keys, mismatch_keys)
+    return PodAffinityTerm(
+        label_selector=selector,
+        namespaces=namespaces,
+        namespace_selector=ns_selector,
+        topology_key=r.required_string(raw.get("topologyKey"), f"{field}.topologyKey"),
+    )
+
+
+def _weight(r: Reader, raw: RawMap, field: str) -> int:
+    weight = r.integer(raw.get("weight"), f"{field}.weight")
+    if not 1 <= weight <= 100:
+        raise r.error(f"{field}.weight", f"must be in the range 1-100, got {weight}")
+    return weight
+
+
+def _pod_affinity(
+    r: Reader, raw: object, field: str, *, namespace: str, labels: Mapping[str, str]
+) -> tuple[tuple[PodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]:
+    m = r.mapping(raw, field)
+    req_field = f"{field}.requiredDuringSchedulingIgnoredDuringExecution"
+    required = tuple(
+        _pod_affinity_term(r, term, path, namespace=namespace, labels=labels)
+        for path, term in r.objects(
+            m.get("requiredDuringSchedulingIgnoredDuringExecution"), req_field
+        )
+    )
+    pref_field = f"{field}.preferredDuringSchedulingIgnoredDuringExecution"
+    preferred: list[WeightedPodAffinityTerm] = []
+    for path, item in r.objects(
+        m.get("preferredDuringSchedulingIgnoredDuringExecution"), pref_field
+    ):
+        weight = _weight(r, item, path)
+        term_path = f"{path}.podAffinityTerm"
+        term = r.mapping(item.get("podAffinityTerm"), term_path)
+        preferred.append(
+            WeightedPodAffinityTerm(
+                weight, _pod_affinity_term(r, term, term_path, namespace=namespace, labels=labels)
+            )
+        )
+    return required, tuple(preferred)
+
+
+_WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
+_POLICIES = ("Honor", "Ignore")
+
+
+def _spread_constraint(
+    r: Reader, raw: RawMap, field: str, *, labels: Mapping[str, str]
+) -> TopologySpreadConstraint:
+    max_skew = r.optional_integer(raw.get("maxSkew"), f"{field}.maxSkew")
+    if max_skew is None or max_skew < 1:
+        raise r.error(f"{field}.maxSkew", f"must be greater than zero, got {max_skew}")
+    when = r.string(raw.get("whenUnsatisfiable"), f"{field}.whenUnsatisfiable")
+    if when not in _WHEN_UNSATISFIABLE:
+        raise r.error(
+            f"{field}.whenUnsatisfiable",
+            f"unknown value {when!r} (want DoNotSchedule or ScheduleAnyway)",
+        )
+    min_domains = r.optional_integer(raw.get("minDomains"), f"{field}.minDomains")
+    if min_domains is not None:
+        if min_domains < 1:
+            raise r.error(f"{field}.minDomains", f"must be greater than zero, got {min_domains}")
+        if when != "DoNotSchedule":
+            raise r.error(
+                f"{field}.minDomains", "can only be set when whenUnsatisfiable is DoNotSchedule"
+            )
+    policies: list[str] = []
+    for name, default in (("nodeAffinityPolicy", "Honor"), ("nodeTaintsPolicy", "Ignore")):
+        policy = r.string(raw.get(name), f"{field}.{name}") or default
+        if policy not in _POLICIES:
+            raise r.error(f"{field}.{name}", f"unknown policy {policy!r} (want Honor or Ignore)")
+        policies.append(policy)
+    selector_raw = raw.get("labelSelector")
+    selector = (
+        None
+        if selector_raw is None
+        else label_selector_from_raw(selector_raw, obj=r.obj, field=f"{field}.labelSelector")
+    )
+    match_keys = r.strings(raw.get("matchLabelKeys"), f"{field}.matchLabelKeys")
+    if selector is not None:
+        selector = _merge_label_keys(selector, labels, match_keys)
+    return TopologySpreadConstraint(
+        max_skew=max_skew,
+        topology_key=r.required_string(raw.get("topologyKey"), f"{field}.topologyKey"),
+        when_unsatisfiable=when,
+        label_selector=selector,
+        min_domains=min_domains,
+        node_affinity_policy=policies[0],
+        node_taints_policy=policies[1],
+    )
+
+
+# -- the pod -----------------------------------------------------------------------------------
+
+
+def pod_from_raw(raw: Mapping[str, object]) -> Pod:
+    """The Pod record for a v1 Pod dict; ``ModelError`` names the object and field on bad input."""
+    r = Reader("Pod <unnamed>")
+    if not isinstance(raw, Mapping):
+        raise r.error("", f"expected an object, got {type(raw).__name__}")
+    meta = r.mapping(raw.get("metadata"), "metadata")
+    namespace = r.string(meta.get("namespace"), "metadata.namespace") or "default"
+    r = Reader(f"Pod {namespace}/<unnamed>")
+    name = r.required_string(meta.get("name"), "metadata.name")
+    r = Reader(f"Pod {namespace}/{name}")
+    spec = r.mapping(raw.get("spec"), "spec")
+    status = r.mapping(raw.get("status"), "status")
+    labels = r.string_map(meta.get("labels"), "metadata.labels")
+
+    raw_containers = r.objects(spec.get("containers"), "spec.containers")
+    raw_inits = r.objects(spec.get("initContainers"), "spec.initContainers")
+    containers = [_container(r, c, path, init=False) for path, c in raw_containers]
+    inits = [_container(r, c, path, init=True) for path, c in raw_inits]
+    requests, non_zero = _pod_requests(r, spec, status, containers, inits)
+
+    sidecars = [pc for pc, c in zip(raw_inits, inits, strict=True) if c.restartable]
+    images = tuple(
+        normalize_image(r.string(c.get("image"), f"{path}.image"))
+        for path, c in (*raw_inits, *raw_containers)
+    )
+
+    affinity = r.mapping(spec.get("affinity"), "spec.affinity")
+    node_affinity = r.mapping(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
+    na_field = "spec.affinity.nodeAffinity"
+    required_raw = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    required_node = (
+        None
+        if required_raw is None
+        else node_selector_from_raw(
+            required_raw,
+            obj=r.obj,
+            field=f"{na_field}.requiredDuringSchedulingIgnoredDuringExecution",
+        )
+    )
+    preferred_node = tuple(
+        preferred_scheduling_term_from_raw(term, obj=r.obj, field=path)
+        for path, term in r.objects(
+            node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution"),
+            f"{na_field}.preferredDuringSchedulingIgnoredDuringExecution",
+        )
+    )
+    req_aff, pref_aff = _pod_affinity(
+        r,
+        affinity.get("podAffinity"),
+        "spec.affinity.podAffinity",
+        namespace=namespace,
+        labels=labels,
+    )
+    req_anti, pref_anti = _pod_affinity(
+        r,
+        affinity.get("podAntiAffinity"),
+        "spec.affinity.podAntiAffinity",
+        namespace=namespace,
+        labels=labels,
+    )
+
+    volumes = r.objects(spec.get("volumes"), "spec.volumes")
+    return Pod(
+        key=pod_key(namespace, name),
+        namespace=namespace,
+        name=name,
+        uid=Uid(r.string(meta.get("uid"), "metadata.uid")),
+        resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
+        labels=labels,
+        annotations=r.string_map(meta.get("annotations"), "metadata.annotations"),
+        scheduler_name=r.string(spec.get("schedulerName"), "spec.schedulerName")
+        or DEFAULT_SCHEDULER_NAME,
+        node_name=NodeName(r.string(spec.get("nodeName"), "spec.nodeName")),
+        phase=r.string(status.get("phase"), "status.phase"),
+        priority=r.integer(spec.get("priority"), "spec.priority"),
+        deleting=meta.get("deletionTimestamp") is not None,
+        creation_timestamp=r.string(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+        requests=resources_from_list(requests, count_pods=False),
+        non_zero_milli_cpu=milli_value(non_zero.get(CPU, Fraction(0))),
+        non_zero_memory=int_value(non_zero.get(MEMORY, Fraction(0))),
+        host_ports=_host_ports(r, (*sidecars, *raw_containers)),
+        images=images,
+        tolerations=tuple(
+            _toleration(r, t, path)
+            for path, t in r.objects(spec.get("tolerations"), "spec.tolerations")
+        ),
+        node_selector=r.string_map(spec.get("nodeSelector"), "spec.nodeSelector"),
+        required_node_affinity=required_node,
+        preferred_node_affinity=preferred_node,
+        required_pod_affinity=req_aff,
+        preferred_pod_affinity=pref_aff,
+        required_pod_anti_affinity=req_anti,
+        preferred_pod_anti_affinity=pref_anti,
+        topology_spread_constraints=tuple(
+            _spread_constraint(r, c, path, labels=labels)
+            for path, c in r.objects(
+                spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"
+            )
+        ),
+        nominated_node_name=r.string(status.get("nominatedNodeName"), "status.nominatedNodeName"),
+        has_pvc=any(
+            v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None
+            for _, v in volumes
+        ),
+        has_resource_claims=bool(r.sequence(spec.get("resourceClaims"), "spec.resourceClaims")),
+    )
