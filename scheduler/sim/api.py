@@ -45,6 +45,10 @@ class Target:
 def parse_path(path: str) -> Target | dict[str, Any]:
     """A resource target, or a discovery document for ``/api/v1``-like paths; 404 otherwise."""
     segs = [s for s in path.split("/") if s]
+    if segs == ["api"]:
+        return discovery.api_versions()
+    if segs == ["apis"]:
+        return discovery.api_group_list()
     if segs[:1] == ["api"]:
         group, rest = "", segs[1:]
     elif segs[:1] == ["apis"] and len(segs) >= 2:
