@@ -1,0 +1,302 @@
+"""SchedulingQueue: pending pods of ours in three pools, popped in groups of one signature.
+
+- active: ordered by priority (higher first), then by the time the pod entered the pool
+  (kube's PrioritySort);
+- backoff: pods whose last attempt erred or whose bind failed, each until its backoff
+  (``initial * 2^(attempts-1)``, capped at ``max``) expires;
+- unschedulable: pods no node fits; a cluster event that may help them (``ClusterEvent``)
+  moves them back, and so does staying longer than ``max_unschedulable_seconds``.
+
+Grouping (KEP-5598 in a queue): ``pop_group`` takes the head and then the next pods *of the
+same priority and signature* in their queue order, up to ``max_group``, skipping pods of
+other signatures in between. Pods of equal priority keep no stricter order in kube either,
+and keeping a signature's pods together is what lets one full pass serve them all.
+
+Everything but ``pop_group``/``wait`` is synchronous and await-free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scheduler.batching.signature import Signature
+    from scheduler.clock import Clock
+    from scheduler.model.keys import Uid
+    from scheduler.model.pod import Pod
+
+DEFAULT_MAX_UNSCHEDULABLE_SECONDS = 300.0
+
+
+class ClusterEvent(StrEnum):
+    """Cluster changes that can make an unschedulable pod schedulable."""
+
+    NODE_ADD = "NodeAdd"
+    NODE_UPDATE = "NodeUpdate"
+    ASSIGNED_POD_ADD = "AssignedPodAdd"
+    ASSIGNED_POD_DELETE = "AssignedPodDelete"
+    """An assigned pod was deleted or finished (Succeeded/Failed): it freed resources."""
+
+
+_POD_PLUGINS = frozenset({"InterPodAffinity", "PodTopologySpread"})
+WAKES: dict[ClusterEvent, frozenset[str] | None] = {
+    ClusterEvent.NODE_ADD: None,
+    ClusterEvent.NODE_UPDATE: None,
+    ClusterEvent.ASSIGNED_POD_DELETE: None,
+    ClusterEvent.ASSIGNED_POD_ADD: _POD_PLUGINS,
+}
+"""Which rejecting plugins each event may satisfy (None: any), after the EventsToRegister
+of kube's plugins: a newly assigned pod helps only pod (anti-)affinity and spreading."""
+
+
+class Pool(StrEnum):
+    ACTIVE = "active"
+    BACKOFF = "backoff"
+    UNSCHEDULABLE = "unschedulable"
+
+
+@dataclass(slots=True)
+class QueuedPodInfo:
+    pod: Pod
+    signature: Signature | None
+    refused_by: str = ""
+    """Why the pod has no signature (a plugin name or a pod-level rule)."""
+    timestamp: float = 0.0
+    """When it last entered the active pool (queue order)."""
+    initial_attempt: float | None = None
+    """When it was first popped (scheduling SLI starts at the first attempt)."""
+    enqueued: float = 0.0
+    """When the pod first entered the queue."""
+    attempts: int = 0
+    seq: int = 0
+    pool: Pool = Pool.ACTIVE
+    unschedulable_plugins: frozenset[str] = frozenset()
+    backoff_until: float = 0.0
+    pool_since: float = 0.0
+    reported: set[str] = field(default_factory=set)
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        max_unschedulable_seconds: float = DEFAULT_MAX_UNSCHEDULABLE_SECONDS,
+        max_group: int = 256,
+    ) -> None:
+        self.clock = clock
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.max_unschedulable_seconds = max_unschedulable_seconds
+        self.max_group = max_group
+        self._pods: dict[Uid, QueuedPodInfo] = {}
+        self._heap: list[tuple[int, float, int, Uid]] = []
+        self._groups: dict[tuple[int, Signature], deque[tuple[int, Uid]]] = {}
+        self._backoff: list[tuple[float, int, Uid]] = []
+        self._counts = dict.fromkeys(Pool, 0)
+        self._in_flight: set[Uid] = set()
+        self._unschedulable: dict[Uid, QueuedPodInfo] = {}
+        self._waiting_on_pods: set[Uid] = set()
+        """Unschedulable pods rejected by a plugin that an assigned pod's arrival may help."""
+        self._seq = itertools.count()
+        self._ready = asyncio.Event()
+
+    # -- sizes -------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._pods
+
+    def pending(self) -> dict[Pool, int]:
+        """Pods per pool (scheduler_pending_pods)."""
+        return dict(self._counts)
+
+    def get(self, uid: Uid) -> QueuedPodInfo | None:
+        return self._pods.get(uid)
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._in_flight)
+
+    # -- producers (watch events) ------------------------------------------------------
+
+    def add(self, pod: Pod, signature: Signature | None, refused_by: str = "") -> None:
+        """A new pending pod, or one that changed: it (re)enters the active pool."""
+        now = self.clock.now()
+        info = self._pods.get(pod.uid)
+        if info is None:
+            if pod.uid in self._in_flight:
+                return  # being scheduled right now; its cycle decides what happens next
+            info = QueuedPodInfo(pod, signature, refused_by, enqueued=now)
+        else:
+            self._leave(info)
+            info.pod, info.signature, info.refused_by = pod, signature, refused_by
+        self._enter_active(info, now)
+
+    def update(self, pod: Pod, signature: Signature | None, refused_by: str = "") -> None:
+        """A queued pod changed: it may fit now, so it goes back to the active pool."""
+        self.add(pod, signature, refused_by)
+
+    def delete(self, uid: Uid) -> None:
+        """The pod is gone or no longer pending: drop it wherever it is."""
+        info = self._pods.get(uid)
+        if info is not None:
+            self._leave(info)
+
+    # -- consumer (the scheduling loop) -------------------------------------------------
+
+    async def pop_group(self) -> list[QueuedPodInfo]:
+        """Wait for a pod, then return it with the following pods of its signature."""
+        while True:
+            group = self.try_pop_group()
+            if group:
+                return group
+            self._ready.clear()
+            await self._ready.wait()
+
+    def try_pop_group(self) -> list[QueuedPodInfo]:
+        """The head of the active pool and its group, or [] when the pool is empty."""
+        head = self._pop_head()
+        if head is None:
+            return []
+        group = [head]
+        if head.signature is not None and self.max_group > 1:
+            key = (head.pod.priority, head.signature)
+            queue = self._groups.get(key)
+            while queue and len(group) < self.max_group:
+                seq, uid = queue.popleft()
+                info = self._pods.get(uid)
+                if info is not None and info.seq == seq and info.pool is Pool.ACTIVE:
+                    self._take(info)
+                    group.append(info)
+            if not queue:
+                self._groups.pop(key, None)
+        now = self.clock.now()
+        for info in group:
+            info.attempts += 1
+            if info.initial_attempt is None:
+                info.initial_attempt = now
+        return group
+
+    def done(self, uid: Uid) -> None:
+        """The pod's cycle is over (bound, or put back by one of the requeue calls)."""
+        self._in_flight.discard(uid)
+
+    def requeue_unschedulable(self, info: QueuedPodInfo, plugins: frozenset[str]) -> None:
+        """No node fits: wait for a cluster event that may help, or the flush interval."""
+        self._in_flight.discard(info.pod.uid)
+        if info.pod.uid in self._pods:
+            return  # updated meanwhile: the newer version is queued already
+        info.unschedulable_plugins = plugins
+        self._enter(info, Pool.UNSCHEDULABLE, self.clock.now())
+
+    def requeue_backoff(self, info: QueuedPodInfo) -> None:
+        """An error or a failed bind: retry after the pod's backoff."""
+        self._in_flight.discard(info.pod.uid)
+        if info.pod.uid in self._pods:
+            return
+        now = self.clock.now()
+        self._to_backoff_or_active(info, now)
+
+    # -- cluster events and timers -----------------------------------------------------
+
+    def on_cluster_event(self, event: ClusterEvent) -> int:
+        """Move unschedulable pods that ``event`` may help; returns how many moved."""
+        wakes = WAKES[event]
+        now = self.clock.now()
+        moved = 0
+        for info in [i for i in self._pods.values() if i.pool is Pool.UNSCHEDULABLE]:
+            if (
+                wakes is None
+                or not info.unschedulable_plugins
+                or wakes & info.unschedulable_plugins
+            ):
+                self._leave(info)
+                self._to_backoff_or_active(info, now)
+                moved += 1
+        return moved
+
+    def flush(self) -> None:
+        """Move pods whose backoff expired, and pods unschedulable for too long."""
+        now = self.clock.now()
+        while self._backoff and self._backoff[0][0] <= now:
+            _, seq, uid = heapq.heappop(self._backoff)
+            info = self._pods.get(uid)
+            if info is not None and info.seq == seq and info.pool is Pool.BACKOFF:
+                self._leave(info)
+                self._enter_active(info, now)
+        limit = now - self.max_unschedulable_seconds
+        stale = [i for i in self._unschedulable.values() if i.pool_since <= limit]
+        for info in stale:
+            self._leave(info)
+            self._to_backoff_or_active(info, now)
+
+    def backoff_duration(self, attempts: int) -> float:
+        if attempts <= 0:
+            return 0.0
+        return float(min(self.initial_backoff * 2 ** (attempts - 1), self.max_backoff))
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _to_backoff_or_active(self, info: QueuedPodInfo, now: float) -> None:
+        until = now + self.backoff_duration(info.attempts) if info.attempts else now
+        if until > now:
+            info.backoff_until = until
+            self._enter(info, Pool.BACKOFF, now)
+            heapq.heappush(self._backoff, (until, info.seq, info.pod.uid))
+        else:
+            self._enter_active(info, now)
+
+    def _enter_active(self, info: QueuedPodInfo, now: float) -> None:
+        info.timestamp = now
+        self._enter(info, Pool.ACTIVE, now)
+        pod = info.pod
+        heapq.heappush(self._heap, (-pod.priority, now, info.seq, pod.uid))
+        if info.signature is not None:
+            key = (pod.priority, info.signature)
+            self._groups.setdefault(key, deque()).append((info.seq, pod.uid))
+        self._ready.set()
+
+    def _enter(self, info: QueuedPodInfo, pool: Pool, now: float) -> None:
+        info.seq = next(self._seq)
+        info.pool = pool
+        info.pool_since = now
+        uid = info.pod.uid
+        self._pods[uid] = info
+        self._counts[pool] += 1
+        if pool is Pool.UNSCHEDULABLE:
+            self._unschedulable[uid] = info
+            if _POD_PLUGINS & info.unschedulable_plugins:
+                self._waiting_on_pods.add(uid)
+
+    def _leave(self, info: QueuedPodInfo) -> None:
+        uid = info.pod.uid
+        del self._pods[uid]
+        self._counts[info.pool] -= 1
+        if info.pool is Pool.UNSCHEDULABLE:
+            del self._unschedulable[uid]
+            self._waiting_on_pods.discard(uid)
+
+    def _take(self, info: QueuedPodInfo) -> None:
+        self._leave(info)
+        self._in_flight.add(info.pod.uid)
+
+    def _pop_head(self) -> QueuedPodInfo | None:
+        heap = self._heap
+        while heap:
+            _, _, seq, uid = heapq.heappop(heap)
+            info = self._pods.get(uid)
+            if info is not None and info.seq == seq and info.pool is Pool.ACTIVE:
+                self._take(info)
+                return info
+        return None
