@@ -1,0 +1,258 @@
+"""ClusterState: the scheduler's cache of nodes and assigned pods (kube's backend/cache).
+
+It owns one live :class:`~scheduler.cache.snapshot.Snapshot`: every write here updates
+the NodeInfo objects the snapshot hands to plugins, in O(1) per event (a node's pods are
+only touched when that node goes away). Watch handlers (``kube.controller``) feed it
+parsed records; the scheduling cycle assumes and forgets; the loop calls
+:meth:`ClusterState.cleanup_expired` with the clock's time (the cache never reads a
+clock itself).
+
+Pod state machine (kube's ``cache.go``, same names)::
+
+                 assume                  watch: Add/Update, bound
+    Initial -----------------> Assumed ----------------------------> Added <--+
+       |                        |    |          ("confirmed")          | |    | Update
+       |  watch: Add, bound     |    | forget                          | +----+
+       +------------------------|----|-------------------------------->+
+                                |    v                                 | Remove, or
+                                |  Forgotten                           | Succeeded/Failed
+                                | finish_binding, then the TTL passes  v
+                                v                                    Deleted
+                             Expired
+
+* Initial → Assumed: :meth:`assume`, before the bind call returns, so the next cycle
+  sees the pod's resources taken.
+* Assumed → Added ("confirmed"): the watch delivers the pod bound to a node; the
+  watched version replaces the assumed copy (moved if the node differs) and the
+  assumption ends.
+* Assumed → Forgotten: :meth:`forget`, when the bind failed.
+* Assumed → Expired: :meth:`finish_binding` started the TTL (``assumed_expiry``) and no
+  watch event confirmed the pod before it ran out; kube keeps this so that a bind whose
+  event never comes cannot hold resources forever.
+* Initial → Added: an assigned pod we never assumed (bound by another scheduler, or
+  seen at start-up).
+* Added → Added: an update (upsert); a pod that turns Succeeded/Failed, or loses its
+  node, leaves the cache: a terminal pod consumes nothing.
+* Any → Deleted: :meth:`remove_pod`.
+
+Pending pods (no ``spec.nodeName``) are never in the cache: they live in the queue.
+
+Nodes: :meth:`remove_node` keeps the NodeInfo as a "ghost" (node None, invisible to the
+snapshot) while pods still name it, as kube does; pods may also arrive before their
+node, which creates the ghost. The ghost disappears with its last pod.
+
+Neighbours: ``cache.node_info`` (per-node accounting), ``cache.snapshot`` (the read
+side), ``model`` (records built by ``model.parse``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from scheduler.cache.node_info import NodeInfo
+from scheduler.cache.snapshot import Snapshot
+from scheduler.model.keys import NodeName, Uid
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from scheduler.model.node import Node
+    from scheduler.model.pod import Pod
+
+__all__ = ["DEFAULT_ASSUMED_EXPIRY", "CacheError", "ClusterState"]
+
+DEFAULT_ASSUMED_EXPIRY = 30.0
+"""Seconds an assumed pod whose bind finished waits for its watch event (kube: 30 s)."""
+
+
+class CacheError(RuntimeError):
+    """A cache operation that the pod's state does not allow (a scheduler bug)."""
+
+
+@dataclasses.dataclass(slots=True)
+class _PodState:
+    pod: Pod
+    assumed: bool
+    deadline: float | None = None
+    """Set by finish_binding: the assumption expires after this time."""
+
+
+class ClusterState:
+    """Nodes, assigned and assumed pods, namespaces; see the module docstring."""
+
+    __slots__ = ("_assumed", "_infos", "_pods", "assumed_expiry", "snapshot")
+
+    def __init__(self, *, assumed_expiry: float = DEFAULT_ASSUMED_EXPIRY) -> None:
+        self.snapshot = Snapshot()
+        self.assumed_expiry = assumed_expiry
+        self._infos: dict[str, NodeInfo] = {}
+        """Every NodeInfo, ghosts included (the snapshot only holds those with a node)."""
+        self._pods: dict[Uid, _PodState] = {}
+        self._assumed: dict[Uid, None] = {}
+        """Assumed pods in assumption order (a dict as an ordered set)."""
+
+    # -- nodes -------------------------------------------------------------------------------
+
+    def add_node(self, node: Node) -> None:
+        """Add or update ``node`` (upsert); a ghost NodeInfo gets its node back."""
+        info = self._infos.get(node.name)
+        if info is None:
+            info = NodeInfo(node)
+            self._infos[node.name] = info
+            self.snapshot.add_node_info(info)
+        elif info.node is None:
+            info.set_node(node)
+            self.snapshot.add_node_info(info)
+        else:
+            old_images = info.node.images
+            info.set_node(node)
+            self.snapshot.node_changed(old_images, info)
+
+    update_node = add_node
+
+    def remove_node(self, name: str) -> None:
+        """Drop the node; its NodeInfo stays as a ghost while pods still name it."""
+        info = self._infos.get(name)
+        if info is None or info.node is None:
+            return
+        self.snapshot.remove_node_info(name)
+        if info.pods:
+            info.set_node(None)
+        else:
+            del self._infos[name]
+
+    # -- pods from the watch -----------------------------------------------------------------
+
+    def add_pod(self, pod: Pod) -> None:
+        """Upsert a pod as the watch delivers it (see the state machine above)."""
+        state = self._pods.get(pod.uid)
+        if not pod.node_name:
+            # Pending: not ours to hold. A stale pending event must not undo an assumption.
+            if state is not None and not state.assumed:
+                self.remove_pod(pod.uid)
+            return
+        if pod.terminal:
+            self.remove_pod(pod.uid)
+            return
+        if state is not None:
+            self._detach(state.pod)
+            self._assumed.pop(pod.uid, None)  # confirmed, if it was assumed
+        self._pods[pod.uid] = _PodState(pod, assumed=False)
+        self._attach(pod)
+
+    update_pod = add_pod
+
+    def remove_pod(self, uid: str) -> Pod | None:
+        """Forget the pod entirely (deleted in the API); returns what the cache held."""
+        state = self._pods.pop(Uid(uid), None)
+        if state is None:
+            return None
+        self._assumed.pop(state.pod.uid, None)
+        self._detach(state.pod)
+        return state.pod
+
+    # -- assumptions from the cycle ----------------------------------------------------------
+
+    def assume(self, pod: Pod, node_name: str) -> Pod:
+        """Record ``pod`` on ``node_name`` before its bind returns; returns the placed copy."""
+        if pod.uid in self._pods:
+            held = "assumed" if self._pods[pod.uid].assumed else "added"
+            raise CacheError(f"pod {pod.key} ({pod.uid}) is already {held}; cannot assume it")
+        info = self._infos.get(node_name)
+        if info is None or info.node is None:
+            raise CacheError(f"cannot assume pod {pod.key} on unknown node {node_name!r}")
+        placed = dataclasses.replace(pod, node_name=NodeName(node_name))
+        self._pods[pod.uid] = _PodState(placed, assumed=True)
+        self._assumed[pod.uid] = None
+        info.add_pod(placed)
+        return placed
+
+    def forget(self, uid: str) -> Pod | None:
+        """Drop an assumption (the bind failed); no-op once confirmed or gone."""
+        state = self._pods.get(Uid(uid))
+        if state is None or not state.assumed:
+            return None
+        return self.remove_pod(uid)
+
+    def finish_binding(self, uid: str, now: float) -> None:
+        """The bind call returned: the assumption now expires ``assumed_expiry`` after ``now``."""
+        state = self._pods.get(Uid(uid))
+        if state is not None and state.assumed:
+            state.deadline = now + self.assumed_expiry
+
+    def cleanup_expired(self, now: float) -> list[Pod]:
+        """Forget assumptions whose bind finished and whose TTL passed; returns them."""
+        expired: list[Pod] = []
+        for uid in list(self._assumed):
+            state = self._pods[uid]
+            # Strictly after, as kube's now.After(deadline).
+            if state.deadline is not None and now > state.deadline:
+                self.remove_pod(uid)
+                expired.append(state.pod)
+        return expired
+
+    # -- namespaces ---------------------------------------------------------------------------
+
+    def set_namespace(self, name: str, labels: Mapping[str, str]) -> None:
+        """Namespace labels, for pod-affinity namespaceSelectors."""
+        self.snapshot.set_namespace_labels(name, dict(labels))
+
+    def remove_namespace(self, name: str) -> None:
+        self.snapshot.set_namespace_labels(name, None)
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def is_assumed(self, uid: str) -> bool:
+        return Uid(uid) in self._assumed
+
+    def get_pod(self, uid: str) -> Pod | None:
+        """The cached pod (the assumed copy, with its node, while assumed)."""
+        state = self._pods.get(Uid(uid))
+        return state.pod if state is not None else None
+
+    def node_info(self, name: str) -> NodeInfo | None:
+        """The NodeInfo for ``name``, ghosts included (``snapshot.get`` hides them)."""
+        return self._infos.get(name)
+
+    def pod_uids(self) -> set[str]:
+        """Every cached pod, assumed ones included.
+
+        For reconciling after a re-list, compare with *every* listed pod (pending ones
+        too): an assumed pod is still pending in the API until its binding lands.
+        """
+        return set(self._pods)
+
+    def node_names(self) -> set[str]:
+        """Names of the nodes the cache knows (ghosts excluded)."""
+        return {name for name, info in self._infos.items() if info.node is not None}
+
+    @property
+    def num_nodes(self) -> int:
+        return self.snapshot.num_nodes
+
+    @property
+    def num_pods(self) -> int:
+        """Pods held, assumed ones included."""
+        return len(self._pods)
+
+    @property
+    def num_assumed(self) -> int:
+        return len(self._assumed)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _attach(self, pod: Pod) -> None:
+        info = self._infos.get(pod.node_name)
+        if info is None:
+            info = NodeInfo()  # a ghost until the node itself arrives
+            self._infos[pod.node_name] = info
+        info.add_pod(pod)
+
+    def _detach(self, pod: Pod) -> None:
+        info = self._infos.get(pod.node_name)
+        if info is None:
+            return
+        info.remove_pod(pod.uid)
+        if info.node is None and not info.pods:
+            del self._infos[pod.node_name]  # the last pod of a ghost went
