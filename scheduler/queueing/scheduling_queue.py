@@ -7,10 +7,10 @@
 - unschedulable: pods no node fits; a cluster event that may help them (``ClusterEvent``)
   moves them back, and so does staying longer than ``max_unschedulable_seconds``.
 
-Grouping (KEP-5598 in a queue): ``pop_group`` takes the head and then the next pods *of the
-same priority and signature* in their queue order, up to ``max_group``, skipping pods of
-other signatures in between. Pods of equal priority keep no stricter order in kube either,
-and keeping a signature's pods together is what lets one full pass serve them all.
+Grouping (KEP-5598 in a queue): ``pop_group`` takes the head and then the pods right behind
+it while they have the same priority and signature, up to ``max_group``: a *run*. The pods
+leave the queue in exactly the order they would one by one, so grouping changes how fast
+they are placed, never the order (and so never the decisions).
 
 Everything but ``pop_group``/``wait`` is synchronous and await-free.
 """
@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -99,7 +98,6 @@ class SchedulingQueue:
         self.max_group = max_group
         self._pods: dict[Uid, QueuedPodInfo] = {}
         self._heap: list[tuple[int, float, int, Uid]] = []
-        self._groups: dict[tuple[int, Signature], deque[tuple[int, Uid]]] = {}
         self._backoff: list[tuple[float, int, Uid]] = []
         self._counts = dict.fromkeys(Pool, 0)
         self._in_flight: set[Uid] = set()
@@ -170,17 +168,18 @@ class SchedulingQueue:
         if head is None:
             return []
         group = [head]
-        if head.signature is not None and self.max_group > 1:
-            key = (head.pod.priority, head.signature)
-            queue = self._groups.get(key)
-            while queue and len(group) < self.max_group:
-                seq, uid = queue.popleft()
-                info = self._pods.get(uid)
-                if info is not None and info.seq == seq and info.pool is Pool.ACTIVE:
-                    self._take(info)
-                    group.append(info)
-            if not queue:
-                self._groups.pop(key, None)
+        signature, priority = head.signature, head.pod.priority
+        while signature is not None and len(group) < self.max_group:
+            following = self._peek_head()
+            if (
+                following is None
+                or following.signature != signature
+                or following.pod.priority != priority
+            ):
+                break
+            heapq.heappop(self._heap)
+            self._take(following)
+            group.append(following)
         now = self.clock.now()
         for info in group:
             info.attempts += 1
@@ -262,9 +261,6 @@ class SchedulingQueue:
         self._enter(info, Pool.ACTIVE, now)
         pod = info.pod
         heapq.heappush(self._heap, (-pod.priority, now, info.seq, pod.uid))
-        if info.signature is not None:
-            key = (pod.priority, info.signature)
-            self._groups.setdefault(key, deque()).append((info.seq, pod.uid))
         self._ready.set()
 
     def _enter(self, info: QueuedPodInfo, pool: Pool, now: float) -> None:
@@ -290,6 +286,17 @@ class SchedulingQueue:
     def _take(self, info: QueuedPodInfo) -> None:
         self._leave(info)
         self._in_flight.add(info.pod.uid)
+
+    def _peek_head(self) -> QueuedPodInfo | None:
+        """The valid head of the active heap, dropping stale entries on the way."""
+        heap = self._heap
+        while heap:
+            _, _, seq, uid = heap[0]
+            info = self._pods.get(uid)
+            if info is not None and info.seq == seq and info.pool is Pool.ACTIVE:
+                return info
+            heapq.heappop(heap)
+        return None
 
     def _pop_head(self) -> QueuedPodInfo | None:
         heap = self._heap
