@@ -25,8 +25,11 @@ from __future__ import annotations
 import bisect
 import time
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
+
+from scheduler.metrics.labels import BatchAttempt as Attempt
+from scheduler.metrics.labels import BatchFlushReason as FlushReason
+from scheduler.metrics.labels import Hinted
 
 if TYPE_CHECKING:
     from scheduler.batching.signature import Signature
@@ -39,26 +42,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_BATCH_AGE = 0.5
 """Seconds a batch state may be reused (kube's maxBatchAge, 500 ms)."""
-
-
-class FlushReason(StrEnum):
-    """Why batch state was thrown away: kube-scheduler's label values, plus ``bind_failed``."""
-
-    POD_SKIPPED = "pod_skipped"
-    POD_FAILED = "pod_failed"
-    POD_INCOMPATIBLE = "pod_incompatible"
-    EXPIRED = "expired"
-    NODE_MISSING = "node_missing"
-    EMPTY_LIST = "empty_list"
-    POD_NOT_BATCHABLE = "pod_not_batchable"
-    BIND_FAILED = "bind_failed"
-    """Ours: a bind onto a node of the state failed, so our view of it is in doubt."""
-
-
-class Attempt(StrEnum):
-    NO_HINT = "no_hint"
-    HINT_USED = "hint_used"
-    HINT_NOT_USED = "hint_not_used"
 
 
 @dataclass(slots=True)
@@ -153,7 +136,7 @@ class OpportunisticBatch:
         hint = self._hint(state, pod, signature, cycle)
         if self.metrics is not None:
             name = self.profile.scheduler_name
-            hinted = "hint" if hint is not None else "no_hint"
+            hinted = Hinted.HINT if hint is not None else Hinted.NO_HINT
             self.metrics.get_node_hint_duration.labels(hinted=hinted, profile=name).observe(
                 time.perf_counter() - started
             )
@@ -174,7 +157,10 @@ class OpportunisticBatch:
         if not last.succeeded:
             self._flush(FlushReason.POD_FAILED)
             return None
-        if signature is None or pod.nominated_node_name or signature != batch.signature:
+        if pod.nominated_node_name:
+            self._flush(FlushReason.POD_NOMINATED)
+            return None
+        if signature is None or signature != batch.signature:
             self._flush(FlushReason.POD_INCOMPATIBLE)
             return None
         if self.clock.now() - batch.created > self.max_batch_age:
@@ -278,7 +264,7 @@ class OpportunisticBatch:
         index = batch.last
         node = batch.nodes[index]
         if not self.profile.run_pre_score(state, pod, batch.nodes).is_success:
-            self._flush(FlushReason.POD_FAILED)
+            self._flush(FlushReason.PRESCORE_ERROR)
             return False
         stable = True
         for column, raw, weighted in zip(batch.columns, batch.raw, batch.plugins, strict=True):
