@@ -1,0 +1,37 @@
+"""Plugin names, byte-for-byte kube-scheduler's (pkg/scheduler/framework/plugins/names).
+
+They appear in the configuration file, in metrics labels and in Status.plugin, so every
+layer that names a plugin imports it from here rather than spelling it again. The registry
+(``plugins/__init__.py``) maps these names to factories; each plugin class also carries its
+name as the class attribute ``name``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+PRIORITY_SORT: Final = "PrioritySort"
+NODE_NAME: Final = "NodeName"
+NODE_UNSCHEDULABLE: Final = "NodeUnschedulable"
+TAINT_TOLERATION: Final = "TaintToleration"
+NODE_AFFINITY: Final = "NodeAffinity"
+NODE_PORTS: Final = "NodePorts"
+NODE_RESOURCES_FIT: Final = "NodeResourcesFit"
+NODE_RESOURCES_BALANCED_ALLOCATION: Final = "NodeResourcesBalancedAllocation"
+IMAGE_LOCALITY: Final = "ImageLocality"
+POD_TOPOLOGY_SPREAD: Final = "PodTopologySpread"
+INTER_POD_AFFINITY: Final = "InterPodAffinity"
+
+IN_TREE: Final = (
+    NODE_UNSCHEDULABLE,
+    NODE_NAME,
+    TAINT_TOLERATION,
+    NODE_AFFINITY,
+    NODE_PORTS,
+    NODE_RESOURCES_FIT,
+    POD_TOPOLOGY_SPREAD,
+    INTER_POD_AFFINITY,
+    NODE_RESOURCES_BALANCED_ALLOCATION,
+    IMAGE_LOCALITY,
+)
+"""The scheduling plugins we implement, in kube's default-profile order."""
