@@ -1,0 +1,281 @@
+"""One scheduling cycle per pod, and what happens when its bind ends (kube's schedule_one.go).
+
+A cycle is synchronous and await-free from the hint to the assume, so the live snapshot
+cannot change under it (cache/snapshot.py). Its steps:
+
+1. Batching enabled for the pod's profile: PreFilter, then ``get_node_hint``; a hint is
+   rechecked with every Filter against the current cache. Passing: chosen, without scoring.
+2. Otherwise (or the recheck failed): a full pass (framework/profile.py).
+3. Chosen node: assume the pod there (the next cycle sees it) and dispatch the bind; the
+   leftover ranking becomes batch state. No node: PodScheduled=False + FailedScheduling,
+   and the pod waits in the unschedulable pool.
+4. Bind ended (``bind_finished``): success → ``Scheduled`` event, the assumption waits for
+   the watch to confirm it; conflict (409, bound by someone else) → forget, not retried;
+   gone (404) → forget; other errors → forget, invalidate batch state, retry with backoff.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scheduler import logs
+from scheduler.batching.batch import OpportunisticBatch
+from scheduler.batching.signature import OPTED_OUT, BatchingMode, Signer
+from scheduler.cycle.ports import BindRequest, BindResult
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.diagnosis import FitError
+from scheduler.framework.profile import ScheduleResult, SchedulingError
+from scheduler.framework.status import Status
+from scheduler.metrics.labels import DivergenceKind, Result
+
+if TYPE_CHECKING:
+    from scheduler.cache.cluster_state import ClusterState
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.clock import Clock
+    from scheduler.cycle.ports import BindDispatcher, Reporter
+    from scheduler.framework.profile import Profile
+    from scheduler.metrics import Metrics
+    from scheduler.model.pod import Pod
+    from scheduler.queueing.scheduling_queue import QueuedPodInfo, SchedulingQueue
+
+log = logs.get_logger(__name__)
+
+
+@dataclass(slots=True)
+class CycleStats:
+    """Counters for reports (simulate, demo, bench); metrics carry the same for Prometheus."""
+
+    cycles: int = 0
+    full_passes: int = 0
+    batched: int = 0
+    scheduled: int = 0
+    unschedulable: int = 0
+    errors: int = 0
+    decision_seconds: float = 0.0
+    verified: int = 0
+    divergences: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BatchingSettings:
+    mode: BatchingMode = BatchingMode.ANNOTATED
+    max_batch_age: float = 0.5
+    verify_ratio: float = 0.0
+    """Fraction of hinted pods for which a full pass also runs, to count divergences."""
+    fast_rescore: bool = True
+
+
+class Scheduler:
+    """The scheduling core of one process: profiles, batch state, the queue and the cache."""
+
+    def __init__(
+        self,
+        *,
+        cluster: ClusterState,
+        queue: SchedulingQueue,
+        profiles: dict[str, Profile],
+        clock: Clock,
+        binder: BindDispatcher,
+        reporter: Reporter,
+        metrics: Metrics | None = None,
+        batching: BatchingSettings | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.queue = queue
+        self.profiles = profiles
+        self.clock = clock
+        self.binder = binder
+        self.reporter = reporter
+        self.metrics = metrics
+        self.settings = batching or BatchingSettings()
+        self.rng = rng or random.Random()
+        self.stats = CycleStats()
+        self.signers: dict[str, Signer] = {}
+        self.batches: dict[str, OpportunisticBatch] = {}
+        self._cycles: dict[str, int] = {}
+        for name, profile in profiles.items():
+            signer = Signer(profile, self.settings.mode)
+            self.signers[name] = signer
+            self._cycles[name] = 0
+            if signer.disabled_by:
+                # Said once, never silently: a plugin that cannot sign turns batching off.
+                log.warning("batching_disabled", profile=name, plugins=signer.disabled_by)
+                if metrics is not None:
+                    for plugin in signer.disabled_by:
+                        metrics.batching_disabled.labels(profile=name, plugin=plugin).set(1)
+            if signer.enabled:
+                self.batches[name] = OpportunisticBatch(
+                    profile,
+                    clock=clock,
+                    metrics=metrics,
+                    max_batch_age=self.settings.max_batch_age,
+                    fast_rescore=self.settings.fast_rescore,
+                )
+
+    # -- intake ------------------------------------------------------------------------
+
+    def owns(self, pod: Pod) -> bool:
+        return pod.scheduler_name in self.profiles
+
+    def enqueue(self, pod: Pod) -> None:
+        """A pending pod of ours: sign it once and queue it (again, if it changed)."""
+        signed = self.signers[pod.scheduler_name].sign(pod)
+        if signed.signature is None and signed.refused_by != OPTED_OUT:
+            log.debug("pod_unsignable", pod=pod.key, plugin=signed.refused_by)
+            if self.metrics is not None:
+                self.metrics.unsignable_pods.labels(plugin=signed.refused_by).inc()
+        self.queue.add(pod, signed.signature, signed.refused_by)
+
+    # -- the cycle ---------------------------------------------------------------------
+
+    def schedule_one(self, info: QueuedPodInfo) -> ScheduleResult | FitError | SchedulingError:
+        """Decide for one popped pod, assume it and dispatch its bind (or report why not)."""
+        started = time.perf_counter()
+        pod = info.pod
+        name = pod.scheduler_name
+        profile = self.profiles[name]
+        cycle = self._cycles[name] = self._cycles[name] + 1
+        self.stats.cycles += 1
+        batch = self.batches.get(name)
+        hinted: NodeInfo | None = None
+        outcome: ScheduleResult | FitError | SchedulingError | None = None
+        if batch is not None:
+            state = CycleState()
+            _, status = profile.run_pre_filter(state, pod)
+            if status.is_success:
+                hinted = batch.get_node_hint(state, pod, info.signature, cycle)
+                if hinted is not None and profile.run_filters(state, pod, hinted).is_success:
+                    outcome = ScheduleResult(hinted, 1, 1, None, 0)
+                    self.stats.batched += 1
+                    if (
+                        self.settings.verify_ratio
+                        and self.rng.random() < self.settings.verify_ratio
+                    ):
+                        self._verify(profile, pod, hinted)
+                elif hinted is not None:
+                    self._diverged(DivergenceKind.HINT_INFEASIBLE, pod, hinted.name, "")
+        if outcome is None:
+            outcome = profile.schedule(CycleState(), pod)
+            self.stats.full_passes += 1
+        elapsed = time.perf_counter() - started
+        self.stats.decision_seconds += elapsed
+        if isinstance(outcome, ScheduleResult):
+            if batch is not None:
+                batch.store_schedule_results(
+                    signature=info.signature,
+                    hinted=hinted,
+                    chosen=outcome.node,
+                    scores=outcome.scores,
+                    chosen_index=outcome.chosen,
+                    cycle=cycle,
+                )
+            self._assume_and_bind(info, outcome.node.name, cycle, elapsed)
+        else:
+            if batch is not None:
+                batch.cycle_failed(cycle)
+            self._not_placed(info, outcome, elapsed)
+        return outcome
+
+    def _assume_and_bind(self, info: QueuedPodInfo, node: str, cycle: int, elapsed: float) -> None:
+        pod = info.pod
+        assumed = self.cluster.assume(pod, node)
+        self.stats.scheduled += 1
+        if self.metrics is not None:
+            self.metrics.observe_attempt(Result.SCHEDULED, pod.scheduler_name, elapsed)
+        request = BindRequest(info, assumed, node, pod.scheduler_name, cycle, self.clock.now())
+        self.binder.dispatch(request, self.bind_finished)
+
+    def _not_placed(
+        self, info: QueuedPodInfo, outcome: FitError | SchedulingError, elapsed: float
+    ) -> None:
+        pod = info.pod
+        if isinstance(outcome, FitError):
+            message = outcome.message()
+            self.stats.unschedulable += 1
+            if self.metrics is not None:
+                self.metrics.observe_attempt(Result.UNSCHEDULABLE, pod.scheduler_name, elapsed)
+            log.info(
+                "pod_unschedulable",
+                pod=pod.key,
+                reason=message,
+                signature_refused_by=info.refused_by or None,
+            )
+            self.queue.requeue_unschedulable(
+                info, frozenset(outcome.diagnosis.unschedulable_plugins)
+            )
+            self.reporter.unschedulable(pod, message)
+        else:
+            self.stats.errors += 1
+            if self.metrics is not None:
+                self.metrics.observe_attempt(Result.ERROR, pod.scheduler_name, elapsed)
+            log.warning("scheduling_error", pod=pod.key, error=outcome.message)
+            self.queue.requeue_backoff(info)
+            self.reporter.failed(pod, outcome.message)
+
+    # -- bind outcome (called by the BindDispatcher on the event loop) ------------------
+
+    def bind_finished(self, request: BindRequest, result: BindResult, message: str) -> None:
+        pod, info = request.pod, request.info
+        if self.metrics is not None:
+            self.metrics.binds.labels(result=_BIND_LABEL[result]).inc()
+            self.metrics.bind_duration.observe(max(0.0, self.clock.now() - request.started))
+        if result is BindResult.BOUND:
+            self.cluster.finish_binding(pod.uid, self.clock.now())
+            self.queue.done(pod.uid)
+            log.info("pod_bound", pod=pod.key, node=request.node, cycle=request.cycle)
+            if self.metrics is not None and info.initial_attempt is not None:
+                self.metrics.pod_scheduling_sli_duration.labels(
+                    attempts=str(info.attempts)
+                ).observe(max(0.0, self.clock.now() - info.initial_attempt))
+            self.reporter.scheduled(pod, request.node)
+            return
+        self.cluster.forget(pod.uid)
+        batch = self.batches.get(request.profile)
+        if batch is not None:
+            batch.invalidate(request.node)
+        if result in (BindResult.CONFLICT, BindResult.GONE):
+            # Bound by someone else, or deleted: nothing to retry (kube drops it too).
+            log.info("bind_dropped", pod=pod.key, node=request.node, result=result, error=message)
+            self.queue.done(pod.uid)
+            return
+        log.warning("bind_failed", pod=pod.key, node=request.node, error=message)
+        self.queue.requeue_backoff(info)
+        self.reporter.failed(pod, f"binding rejected: {message}")
+
+    # -- verification (beyond kube) -----------------------------------------------------
+
+    def _verify(self, profile: Profile, pod: Pod, hinted: NodeInfo) -> None:
+        """Run a full pass too and count a hint that scores below the pass's best."""
+        self.stats.verified += 1
+        outcome = profile.schedule(CycleState(), pod)
+        if not isinstance(outcome, ScheduleResult) or outcome.node is hinted:
+            return
+        # Score the hint together with the nodes the pass ranked, on equal terms.
+        nodes = list(outcome.scores.nodes) if outcome.scores is not None else [outcome.node]
+        if hinted not in nodes:
+            nodes.append(hinted)
+        state = CycleState()
+        profile.run_pre_filter(state, pod)
+        scores = profile.prioritize(state, pod, nodes)
+        if isinstance(scores, Status):
+            return
+        if scores.totals[nodes.index(hinted)] < max(scores.totals):
+            self._diverged(DivergenceKind.LOWER_SCORE, pod, hinted.name, outcome.node.name)
+
+    def _diverged(self, kind: DivergenceKind, pod: Pod, hinted: str, full_pass: str) -> None:
+        self.stats.divergences += 1
+        log.info("batch_divergence", kind=kind, pod=pod.key, hint=hinted, full_pass=full_pass)
+        if self.metrics is not None:
+            self.metrics.batch_divergence.labels(kind=kind).inc()
+
+
+_BIND_LABEL = {
+    BindResult.BOUND: "success",
+    BindResult.CONFLICT: "conflict",
+    BindResult.GONE: "conflict",
+    BindResult.ERROR: "error",
+}
