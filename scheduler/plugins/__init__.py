@@ -1,1 +1,39 @@
-"""plugins."""
+"""In-tree plugins, one module each; ``in_tree_registry`` names them (nothing registers at import).
+
+Plugins are synchronous and do no I/O; a contract test walks their AST to keep it so.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scheduler.plugins import names
+from scheduler.plugins.balanced_allocation import NodeResourcesBalancedAllocation
+from scheduler.plugins.image_locality import ImageLocality
+from scheduler.plugins.inter_pod_affinity import InterPodAffinity
+from scheduler.plugins.node_affinity import NodeAffinity
+from scheduler.plugins.node_name import NodeName
+from scheduler.plugins.node_ports import NodePorts
+from scheduler.plugins.node_resources_fit import NodeResourcesFit
+from scheduler.plugins.node_unschedulable import NodeUnschedulable
+from scheduler.plugins.pod_topology_spread import PodTopologySpread
+from scheduler.plugins.taint_toleration import TaintToleration
+
+if TYPE_CHECKING:
+    from scheduler.framework.profile import PluginFactory
+
+
+def in_tree_registry() -> dict[str, PluginFactory]:
+    """Plugin name (byte-for-byte kube-scheduler's) → factory(args, handle)."""
+    return {
+        names.NODE_UNSCHEDULABLE: NodeUnschedulable,
+        names.NODE_NAME: NodeName,
+        names.TAINT_TOLERATION: TaintToleration,
+        names.NODE_AFFINITY: NodeAffinity,
+        names.NODE_PORTS: NodePorts,
+        names.NODE_RESOURCES_FIT: NodeResourcesFit,
+        names.POD_TOPOLOGY_SPREAD: PodTopologySpread,
+        names.INTER_POD_AFFINITY: InterPodAffinity,
+        names.NODE_RESOURCES_BALANCED_ALLOCATION: NodeResourcesBalancedAllocation,
+        names.IMAGE_LOCALITY: ImageLocality,
+    }

@@ -1,0 +1,65 @@
+"""Build the scheduling core (cache, profiles, queue, Scheduler) from a configuration.
+
+Shared by ``run`` (against a cluster), ``simulate`` (offline) and the benchmarks, so that
+all three decide with exactly the same parts.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING
+
+from scheduler.cache.cluster_state import ClusterState
+from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
+from scheduler.framework.profile import Profile, build_profile
+from scheduler.plugins import in_tree_registry
+from scheduler.queueing.scheduling_queue import SchedulingQueue
+
+if TYPE_CHECKING:
+    from scheduler.clock import Clock
+    from scheduler.cycle.ports import BindDispatcher, Reporter
+    from scheduler.framework.config import SchedulerConfig
+    from scheduler.metrics import Metrics
+
+
+def build_scheduler(
+    config: SchedulerConfig,
+    *,
+    clock: Clock,
+    binder: BindDispatcher,
+    reporter: Reporter,
+    batching: BatchingSettings,
+    metrics: Metrics | None = None,
+    seed: int | None = None,
+    max_group: int = 256,
+) -> Scheduler:
+    """A Scheduler with a fresh cache and queue; raises ConfigError for bad plugin args."""
+    cluster = ClusterState()
+    rng = random.Random(seed)
+    registry = in_tree_registry()
+    profiles: dict[str, Profile] = {}
+    for profile_config in config.profiles:
+        profiles[profile_config.scheduler_name] = build_profile(
+            profile_config,
+            registry=registry,
+            snapshot=cluster.snapshot,
+            default_percentage=config.percentage_of_nodes_to_score,
+            rng=random.Random(rng.random()),
+        )
+    queue = SchedulingQueue(
+        clock=clock,
+        initial_backoff=config.pod_initial_backoff_seconds,
+        max_backoff=config.pod_max_backoff_seconds,
+        max_group=max_group,
+    )
+    return Scheduler(
+        cluster=cluster,
+        queue=queue,
+        profiles=profiles,
+        clock=clock,
+        binder=binder,
+        reporter=reporter,
+        metrics=metrics,
+        batching=batching,
+        rng=random.Random(rng.random()),
+    )
