@@ -122,7 +122,13 @@ class Scheduler:
         return pod.scheduler_name in self.profiles
 
     def enqueue(self, pod: Pod) -> None:
-        """A pending pod of ours: sign it once and queue it (again, if it changed)."""
+        """A pending pod of ours: sign it once and queue it (again, if it changed).
+
+        A pod we assumed is not queued again: its pending event only means the watch has
+        not caught up with our bind yet.
+        """
+        if self.cluster.get_pod(pod.uid) is not None:
+            return
         signed = self.signers[pod.scheduler_name].sign(pod)
         if signed.signature is None and signed.refused_by != OPTED_OUT:
             log.debug("pod_unsignable", pod=pod.key, plugin=signed.refused_by)

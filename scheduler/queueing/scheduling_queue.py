@@ -133,8 +133,8 @@ class SchedulingQueue:
         now = self.clock.now()
         info = self._pods.get(pod.uid)
         if info is None:
-            if pod.uid in self._in_flight:
-                return  # being scheduled right now; its cycle decides what happens next
+            # A pod in flight (popped, not yet decided) that changed is queued anew; the
+            # loop then skips the stale copy it holds (see cycle/loop.py).
             info = QueuedPodInfo(pod, signature, refused_by, enqueued=now)
         else:
             self._leave(info)

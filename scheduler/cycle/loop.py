@@ -1,0 +1,80 @@
+"""The scheduling loop: the one task that pops groups and runs cycles.
+
+It waits until the caches are synced and this replica leads, then pops a group (the queue's
+async boundary) and runs one cycle per pod, yielding to the event loop between pods so that
+watch events and bind completions keep flowing during a long group. When leadership is
+lost, the pods not yet decided go back to the queue and nothing more is bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Protocol
+
+from scheduler import logs
+
+if TYPE_CHECKING:
+    from scheduler.cycle.schedule_one import Scheduler
+
+log = logs.get_logger(__name__)
+
+FLUSH_INTERVAL = 1.0
+"""Seconds between moves of expired backoff / long-unschedulable pods (kube: 1 s and 30 s)."""
+
+
+class Gate(Protocol):
+    """Something the loop waits for and checks (cache sync, leadership)."""
+
+    def is_open(self) -> bool: ...
+
+    async def wait_open(self) -> None: ...
+
+
+class OpenGate:
+    """Always open: no leader election, or caches already synced."""
+
+    def is_open(self) -> bool:
+        return True
+
+    async def wait_open(self) -> None:
+        return None
+
+
+async def run_loop(scheduler: Scheduler, *, synced: Gate, leading: Gate) -> None:
+    """Schedule forever (until cancelled)."""
+    await synced.wait_open()
+    log.info("scheduling_loop_started")
+    queue = scheduler.queue
+    metrics = scheduler.metrics
+    while True:
+        await leading.wait_open()
+        group = await queue.pop_group()
+        if metrics is not None:
+            metrics.group_size.observe(len(group))
+        for index, info in enumerate(group):
+            if not leading.is_open():
+                for rest in group[index:]:
+                    queue.requeue_backoff(rest)
+                log.warning("leadership_lost_requeued", pods=len(group) - index)
+                break
+            if info.pod.uid in queue:
+                # Updated while waiting in the group: the newer version is queued already.
+                queue.done(info.pod.uid)
+                continue
+            scheduler.schedule_one(info)
+            await asyncio.sleep(0)
+
+
+async def run_flushes(scheduler: Scheduler, *, interval: float = FLUSH_INTERVAL) -> None:
+    """Periodic queue flushes and assume-TTL expiry (until cancelled)."""
+    while True:
+        await asyncio.sleep(interval)
+        scheduler.queue.flush()
+        expired = scheduler.cluster.cleanup_expired(scheduler.clock.now())
+        for pod in expired:
+            log.warning("assumption_expired", pod=pod.key, node=pod.node_name)
+        if scheduler.metrics is not None:
+            for pool, count in scheduler.queue.pending().items():
+                scheduler.metrics.pending_pods.labels(queue=pool).set(count)
+            scheduler.metrics.cache_nodes.set(scheduler.cluster.num_nodes)
+            scheduler.metrics.cache_pods.set(scheduler.cluster.num_pods)
