@@ -3,6 +3,7 @@ interpodaffinity filtering_test.go / scoring_test.go (cases restated, expectatio
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +12,10 @@ import pytest
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
 from scheduler.framework import status as st
+from scheduler.framework.config import PluginSpec
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.diagnosis import FitError
+from scheduler.framework.profile import Profile, ScheduleResult
 from scheduler.model import parse
 from scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from tests.builders import make_node, make_pod
@@ -762,3 +766,74 @@ def test_sign_pod_separates_pods_existing_terms_can_tell_apart(left: Raw, right:
 def test_name_is_kubes() -> None:
     """The plugin name matches kube-scheduler byte for byte."""
     assert InterPodAffinity.name == "InterPodAffinity"
+
+
+# -- through the real runner --------------------------------------------------------------
+
+
+def _profile(snap: Snapshot) -> Profile:
+    return Profile(
+        scheduler_name="batch-scheduler",
+        plugins=[PluginSpec("InterPodAffinity", weight=2)],
+        registry={"InterPodAffinity": InterPodAffinity},
+        plugin_args={},
+        snapshot=snap,
+        rng=random.Random(0),
+    )
+
+
+HOSTS = [node("n1", zone="z1"), node("n2", zone="z1"), node("n3", zone="z2")]
+
+
+@pytest.mark.parametrize(
+    ("incoming", "pods", "chosen"),
+    [
+        pytest.param(
+            pod(labels=SCAN, anti_required=[term(SECURITY, "zone")]),
+            [pod("e", node="n1", labels=SCAN)],
+            {"n3"},
+            id="required-anti-affinity-leaves-the-other-zone",
+        ),
+        pytest.param(
+            pod(required=[term(SECURITY, "zone")]),
+            [pod("e", node="n3", labels=SCAN)],
+            {"n3"},
+            id="required-affinity-joins-the-matching-zone",
+        ),
+        pytest.param(
+            pod(labels=SCAN, preferred=[weighted(10, term(SECURITY, HOSTNAME))]),
+            [pod("e", node="n2", labels=SCAN)],
+            {"n2"},
+            id="preferred-affinity-picks-the-matching-host",
+        ),
+        pytest.param(
+            pod(labels=SCAN),
+            [pod("e", node="n2", anti_preferred=[weighted(10, term(SECURITY, "zone"))])],
+            {"n3"},
+            id="existing-preferred-anti-affinity-pushes-the-pod-away",
+        ),
+        pytest.param(pod(labels=SCAN), [], {"n1", "n2", "n3"}, id="no-terms-both-points-skip"),
+    ],
+)
+def test_full_pass_places_the_pod(incoming: Raw, pods: list[Raw], chosen: set[str]) -> None:
+    """A Profile full pass with the plugin alone lands where kube would."""
+    snap = snapshot_of(HOSTS, pods)
+    outcome = _profile(snap).schedule(CycleState(), parse.pod_from_raw(incoming))
+    assert isinstance(outcome, ScheduleResult)
+    assert outcome.node.name in chosen
+
+
+def test_full_pass_reports_affinity_reasons() -> None:
+    """When no node fits, the FitError counts kube's reasons per node."""
+    snap = snapshot_of(
+        HOSTS, [pod("e", node="n3", labels=SCAN, anti_required=[term(SECURITY, HOSTNAME)])]
+    )
+    incoming = pod(
+        labels=SCAN, anti_required=[term(SECURITY, "zone")], required=[term(SECURITY, "zone")]
+    )
+    outcome = _profile(snap).schedule(CycleState(), parse.pod_from_raw(incoming))
+    assert isinstance(outcome, FitError)
+    assert outcome.message() == (
+        "0/3 nodes are available: 1 node(s) didn't match pod anti-affinity rules, "
+        "2 node(s) didn't match pod affinity rules."
+    )

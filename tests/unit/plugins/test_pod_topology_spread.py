@@ -3,6 +3,7 @@ podtopologyspread filtering_test.go / scoring_test.go (cases restated, expectati
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +12,10 @@ import pytest
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
 from scheduler.framework import status as st
+from scheduler.framework.config import PluginSpec
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.diagnosis import FitError
+from scheduler.framework.profile import Profile, ScheduleResult
 from scheduler.model import parse
 from scheduler.plugins import pod_topology_spread as pts
 from scheduler.plugins.pod_topology_spread import PodTopologySpread
@@ -867,3 +871,62 @@ def test_name_is_kubes() -> None:
 def test_round_half_away_from_zero(value: float, want: int) -> None:
     """Raw scores round as Go's math.Round, not Python's round-half-to-even."""
     assert pts._round_half_away(value) == want
+
+
+# -- through the real runner --------------------------------------------------------------
+
+
+def _profile(snap: Snapshot) -> Profile:
+    return Profile(
+        scheduler_name="batch-scheduler",
+        plugins=[PluginSpec("PodTopologySpread", weight=2)],
+        registry={"PodTopologySpread": PodTopologySpread},
+        plugin_args={},
+        snapshot=snap,
+        rng=random.Random(0),
+    )
+
+
+@pytest.mark.parametrize(
+    ("pod", "pods", "chosen"),
+    [
+        pytest.param(
+            incoming(HARD_ZONE),
+            [*pods_on("node-a", 1), *pods_on("node-b", 1)],
+            {"node-x", "node-y"},
+            id="hard-zone-constraint-picks-the-empty-zone",
+        ),
+        pytest.param(
+            incoming(HARD_NODE),
+            SPREAD_2_1_0_3,
+            {"node-x"},
+            id="hard-node-constraint-picks-the-only-fitting-node",
+        ),
+        pytest.param(
+            incoming(spread(1, "node", "ScheduleAnyway")),
+            SPREAD_2_1_0_3,
+            {"node-x"},
+            id="soft-node-constraint-prefers-the-emptiest-node",
+        ),
+        pytest.param(make_pod("p"), SPREAD_2_1_0_3, set(ALL), id="no-constraints-both-points-skip"),
+    ],
+)
+def test_full_pass_places_the_pod(pod: Raw, pods: list[Raw], chosen: set[str]) -> None:
+    """A Profile full pass with the plugin alone lands where kube would."""
+    snap = snapshot_of(four_nodes(), pods)
+    outcome = _profile(snap).schedule(CycleState(), parse.pod_from_raw(pod))
+    assert isinstance(outcome, ScheduleResult)
+    assert outcome.node.name in chosen
+
+
+def test_full_pass_reports_spread_reasons() -> None:
+    """When no node fits, the FitError counts kube's reasons per node."""
+    nodes = [node("node-a", zone="zone1"), node("node-b", zone="zone1"), node("node-x")]
+    snap = snapshot_of(nodes, [*pods_on("node-a", 1), *pods_on("node-b", 1)])
+    pod = incoming(spread(1, "zone", minDomains=2))
+    outcome = _profile(snap).schedule(CycleState(), parse.pod_from_raw(pod))
+    assert isinstance(outcome, FitError)
+    assert outcome.message() == (
+        "0/3 nodes are available: 1 node(s) didn't match pod topology spread constraints "
+        "(missing required label), 2 node(s) didn't match pod topology spread constraints."
+    )
