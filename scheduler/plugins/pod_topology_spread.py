@@ -18,7 +18,9 @@ StatefulSets that select the pod. We do not watch those objects, so no default c
 is ever applied here: with ``System`` there is nothing to apply, and with ``List`` a pod
 without constraints is treated as having none. Such pods stay unsignable under ``List``
 (KEP-5598: a pod is unsignable when constraints are set or defaults are configured), so
-batching never groups pods whose placement kube would spread.
+batching never groups pods whose placement kube would spread. Under ``System`` kube's
+SignPod also refuses every pod (its built-in defaults count as configured); we sign such
+pods, because here no default ever applies and the plugin reads nothing of them.
 
 Neighbours: framework.interfaces (the protocols implemented here), cache.node_info and
 cache.snapshot (what is counted), model.affinity (TopologySpreadConstraint records).
