@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from scheduler.sim.faults import Faults
 
 JSON = "application/json"
+_BOUND = dumps(errors.success_status(201))  # every successful bind answers the same Status
 _STATUS_SPLIT = (PODS, NODES, NAMESPACES)  # main resource ignores status; /status only status
 
 
@@ -270,7 +271,7 @@ class Api:
         uid = (body.get("metadata") or {}).get("uid")
         self.rogue.intercept(ns, t.name)
         binding.bind(self.store, ns, t.name, target, uid=uid)
-        return reply(errors.success_status(201), 201)
+        return reply(_BOUND, 201)
 
     def _split_status(self, t: Target, old: dict[str, Any], new: dict[str, Any]) -> Any:
         if t.rt not in _STATUS_SPLIT:

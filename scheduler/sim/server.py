@@ -209,7 +209,6 @@ def run_in_thread(
     failure: list[BaseException] = []
 
     def target() -> None:
-        asyncio.set_event_loop(loop)
         try:
             loop.run_until_complete(srv.start(host, port))
         except BaseException as e:  # reported to the caller below

@@ -58,10 +58,13 @@ def test_create_sets_server_metadata_and_defaults(core: CoreV1Api) -> None:
     pod = workload.make_pods(1)[0]
     pod["metadata"] = {"generateName": "gen-"}
     created = core.create_namespaced_pod("default", pod)
-    assert created.metadata.name.startswith("gen-") and len(created.metadata.name) == 9
-    assert created.metadata.uid and int(created.metadata.resource_version) > 0
+    assert created.metadata.name.startswith("gen-")
+    assert len(created.metadata.name) == 9
+    assert created.metadata.uid
+    assert int(created.metadata.resource_version) > 0
     assert created.spec.scheduler_name == "default-scheduler"
-    assert created.spec.priority == 0 and created.status.phase == "Pending"
+    assert created.spec.priority == 0
+    assert created.status.phase == "Pending"
     node = core.read_node("node-0")
     assert node.status.allocatable["cpu"] == "4"
 
@@ -102,7 +105,8 @@ def test_binding_sets_node_and_conflicts(core: CoreV1Api) -> None:
     """Bind sets nodeName + PodScheduled; again is 409 with kube's message; gone pod is 404."""
     _create_pods(core, 2)
     status = _bind(core, "pod-0", "node-1")
-    assert status["kind"] == "Status" and status["status"] == "Success"
+    assert status["kind"] == "Status"
+    assert status["status"] == "Success"
     pod = core.read_namespaced_pod("pod-0", "default")
     assert pod.spec.node_name == "node-1"
     assert [(c.type, c.status) for c in pod.status.conditions] == [("PodScheduled", "True")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import aiohttp
 import pytest
@@ -12,6 +12,9 @@ import pytest
 from scheduler.sim import cli, workload
 from scheduler.sim.faults import FaultConfig
 from scheduler.sim.server import SimServer
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 PODS = "/api/v1/namespaces/default/pods"
 
@@ -49,7 +52,8 @@ async def test_seeded_error_rates_are_reproducible() -> None:
         finally:
             await server.stop()
     assert runs[0] == runs[1]
-    assert set(runs[0]) <= {200, 500, 503, 429} and len(set(runs[0])) >= 3
+    assert set(runs[0]) <= {200, 500, 503, 429}
+    assert len(set(runs[0])) >= 3
     assert stats["errors"] == sum(1 for c in runs[0] if c != 200)
 
 
@@ -63,7 +67,8 @@ async def test_429_carries_retry_after() -> None:
             session.get("/api/v1/nodes/node-0") as resp,
         ):
             body = await resp.json()
-            assert resp.status == 429 and resp.headers["Retry-After"] == "1"
+            assert resp.status == 429
+            assert resp.headers["Retry-After"] == "1"
             assert body["reason"] == "TooManyRequests"
         async with aiohttp.ClientSession(url) as session, session.get("/sim/stats") as resp:
             assert (await resp.json())["error.get.429"] == 1
@@ -83,7 +88,8 @@ async def test_rogue_binder_makes_binds_conflict(rogue_sim: SimServer) -> None:
                 codes.append(resp.status)
         async with session.get("/sim/stats") as resp:
             stats = await resp.json()
-    assert 0 < codes.count(409) < 20 and codes.count(409) + codes.count(201) == 20
+    assert 0 < codes.count(409) < 20
+    assert codes.count(409) + codes.count(201) == 20
     assert stats["rogue_binds"] == codes.count(409)
 
 

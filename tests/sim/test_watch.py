@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import pytest
 
 from scheduler.sim import workload
 from scheduler.sim.server import SimServer
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 PODS = "/api/v1/namespaces/default/pods"
 
@@ -93,7 +95,8 @@ async def test_bookmarks_and_timeout(served: tuple[SimServer, aiohttp.ClientSess
         timeoutSeconds="1",
     )
     assert 0.9 <= loop.time() - start < 3
-    assert events and {e["type"] for e in events} == {"BOOKMARK"}
+    assert events
+    assert {e["type"] for e in events} == {"BOOKMARK"}
     assert events[0]["object"] == {
         "kind": "Pod",
         "apiVersion": "v1",
@@ -127,5 +130,6 @@ async def test_history_ring_bound_expires_old_versions() -> None:
     finally:
         await server.stop()
     assert events[0]["type"] == "ERROR"
-    assert events[0]["object"]["code"] == 410 and events[0]["object"]["reason"] == "Expired"
+    assert events[0]["object"]["code"] == 410
+    assert events[0]["object"]["reason"] == "Expired"
     assert ok[0]["type"] == "ADDED"
