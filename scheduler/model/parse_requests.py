@@ -11,7 +11,8 @@ kube-scheduler's ``PodInfo.CalculateResource`` calls component-helpers'
   before it (KEP-753);
 * with in-place resize (GA), the max of that over spec, allocated and actuated requests
   from ``status.containerStatuses``;
-* pod-level ``spec.resources.requests`` (cpu, memory, hugepages-*) replace the aggregate;
+* pod-level ``spec.resources.requests`` (cpu, memory, hugepages-*), after the API
+  server's pod-level defaulting from limits, replace the aggregate;
 * plus ``spec.overhead``; all summed exactly (Fractions), rounded once by the caller.
 
 The non-zero requests (scoring) apply 100m / 200Mi to each container missing a cpu /
@@ -61,6 +62,8 @@ class Container:
     name: str
     requests: ResourceList
     """After request := limit defaulting."""
+    limits: ResourceList
+    """Read only for the API server's pod-level defaulting."""
     restartable: bool
     """An init container with ``restartPolicy: Always`` (a sidecar)."""
 
@@ -75,6 +78,7 @@ def container_from_raw(r: Reader, raw: RawMap, field: str, *, init: bool) -> Con
     return Container(
         name=r.string(raw.get("name"), f"{field}.name"),
         requests=requests,
+        limits=limits,
         restartable=init and policy == "Always",
     )
 
@@ -187,19 +191,42 @@ def _container_requests(
     return result
 
 
+def _pod_level_requests(
+    r: Reader, spec: RawMap, containers: list[Container], inits: list[Container]
+) -> ResourceList:
+    """Pod-level requests after the API server's defaulting (``SetDefaults_Pod``).
+
+    With pod-level limits, an unset pod-level request defaults to the containers'
+    aggregate request (cpu, memory) or else to the pod-level limit; hugepages limits
+    default to the containers' aggregate limit first. Only supported resources count.
+    """
+    resources = r.mapping(spec.get("resources"), "spec.resources")
+    if not resources:
+        return {}
+    requests = r.resource_list(resources.get("requests"), "spec.resources.requests")
+    limits = r.resource_list(resources.get("limits"), "spec.resources.limits")
+    if limits or requests:  # defaultHugePagePodLimits
+        aggregate_limits = _aggregate(containers, inits, lambda c: c.limits, {})
+        for name, amount in aggregate_limits.items():
+            if name.startswith("hugepages-") and name not in requests:
+                limits.setdefault(name, amount)
+    if limits:  # defaultPodRequests
+        aggregate = _aggregate(containers, inits, lambda c: c.requests, {})
+        for name in (CPU, MEMORY):  # the overcommittable pod-level resources
+            if name in aggregate:
+                requests.setdefault(name, aggregate[name])
+        for name, amount in limits.items():
+            if _is_pod_level_resource(name):
+                requests.setdefault(name, amount)
+    return {name: amount for name, amount in requests.items() if _is_pod_level_resource(name)}
+
+
 def pod_requests(
     r: Reader, spec: RawMap, status: RawMap, containers: list[Container], inits: list[Container]
 ) -> tuple[ResourceList, ResourceList]:
     """(requests, non-zero requests) as kube-scheduler's ``CalculateResource`` computes them."""
     st = _statuses(r, status)
-    pod_resources = r.mapping(spec.get("resources"), "spec.resources")
-    pod_level = {
-        name: amount
-        for name, amount in r.resource_list(
-            pod_resources.get("requests"), "spec.resources.requests"
-        ).items()
-        if _is_pod_level_resource(name)
-    }
+    pod_level = _pod_level_requests(r, spec, containers, inits)
     overhead = r.resource_list(spec.get("overhead"), "spec.overhead")
 
     def total(defaults: ResourceList) -> ResourceList:

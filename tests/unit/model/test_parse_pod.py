@@ -179,6 +179,26 @@ def limits_only(name: str = "c", **limits: str) -> Raw:
             id="pod-level-requests-replace-the-aggregate",
         ),
         pytest.param(
+            with_spec(
+                make_pod("p", containers=[make_container("a", cpu="1")]),
+                resources={"limits": {"cpu": "4", "memory": "2Gi"}},
+            ),
+            1000,
+            2 * Gi,
+            {},
+            id="pod-level-limits-default-requests-from-containers-else-limits",
+        ),
+        pytest.param(
+            with_spec(
+                make_pod("p", containers=[make_container("a", cpu="1")]),
+                resources={"requests": {"memory": "1Gi"}, "limits": {"cpu": "4"}},
+            ),
+            1000,
+            Gi,
+            {},
+            id="pod-level-explicit-request-kept",
+        ),
+        pytest.param(
             with_status(
                 make_pod("p", containers=[make_container("a", cpu="1")], node_name="n"),
                 containerStatuses=[
