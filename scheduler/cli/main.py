@@ -32,6 +32,38 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
+    run = commands.add_parser("run", help="schedule pods of a cluster (the scheduler itself)")
+    run.add_argument("--kubeconfig", type=Path, help="kubeconfig file (default: in-cluster)")
+    run.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
+    run.add_argument("--scheduler-name", default=DEFAULT_SCHEDULER_NAME)
+    run.add_argument("--batching", type=_batching, default=BatchingMode.ANNOTATED)
+    run.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="Lease-based leader election (default: as the config file says, else off)",
+    )
+    run.add_argument(
+        "--metrics-addr",
+        default="127.0.0.1:10259",
+        metavar="HOST:PORT",
+        help="serve /metrics, /healthz, /readyz here; empty string: off",
+    )
+    run.add_argument("--log-format", choices=("json", "console"), default="json")
+    run.add_argument("--log-level", default="info")
+    run.add_argument(
+        "--bind-concurrency", type=int, default=16, help="bind calls in flight at once"
+    )
+    run.add_argument(
+        "--max-batch-age", type=float, default=0.5, help="seconds a batch state may be reused"
+    )
+    run.add_argument(
+        "--resync-interval",
+        type=float,
+        default=60.0,
+        help="seconds between reconciling LISTs (0: off)",
+    )
+
     simulate = commands.add_parser(
         "simulate", help="placements for a YAML snapshot of Nodes and Pods, offline"
     )
@@ -60,6 +92,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "run":
+        return _run(args)
     if args.command == "simulate":
         return _simulate(args)
     if args.command == "sim":
@@ -103,4 +137,54 @@ def _simulate(args: argparse.Namespace) -> int:
         print(simulate.to_json(report))
     else:
         print(simulate.render_table(report))
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from scheduler.app import runtime
+    from scheduler.app.config_file import read_config
+    from scheduler.app.settings import (
+        BatchingOptions,
+        LoggingOptions,
+        SchedulerSettings,
+        SettingsError,
+    )
+    from scheduler.kube.controller.settings import ControllerOptions
+    from scheduler.logs.setup import configure_logging
+
+    try:
+        settings = SchedulerSettings(
+            kubeconfig=args.kubeconfig,
+            config_file=args.config,
+            scheduler_name=args.scheduler_name,
+            batching=BatchingOptions(mode=args.batching, max_batch_age=args.max_batch_age),
+            bind_concurrency=args.bind_concurrency,
+            metrics_addr=args.metrics_addr,
+            leader_elect=args.leader_elect,
+            controller=ControllerOptions(resync_interval=args.resync_interval),
+            logging=LoggingOptions(format=args.log_format, level=args.log_level),
+        )
+        settings.validate()
+        configure_logging(fmt=args.log_format, level=args.log_level)
+        config = read_config(args.config, scheduler_name=args.scheduler_name)
+    except (ConfigError, SettingsError) as exc:
+        print(f"batch-scheduler: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # configure_logging: unknown level
+        print(f"batch-scheduler: --log-level: {exc}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(runtime.run(settings, config))
+    except ConfigError as exc:  # plugin args are validated when the profiles are built
+        print(f"batch-scheduler: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # a second Ctrl+C before our handlers are in place
+        return 130
+    except Exception:
+        from scheduler import logs
+
+        logs.get_logger(__name__).exception("scheduler_failed")
+        return 1
     return 0

@@ -1,0 +1,263 @@
+"""The composition root of ``run``: every part built once, run in one TaskGroup, stopped in order.
+
+Parts: ``Metrics``; the API client (kubeconfig); the ``Binder`` and ``Reporter`` (the cycle's
+ports); the scheduling core from ``app.core.build_scheduler``; the kopf ``Controller`` (cache
+and queue from the watch, the ``synced`` gate); the ``LeaderElector`` (the ``leading`` gate;
+an always-open gate without ``--leader-elect``); the HTTP ``Endpoints``; ``run_loop`` and
+``run_flushes``. All long-running tasks live in one ``asyncio.TaskGroup``: if one fails,
+the others are cancelled and the failure surfaces (exit 1), never a half-alive process.
+
+Graceful shutdown (SIGTERM/SIGINT, or :meth:`Runtime.stop`), in this order, because each
+step needs the ones after it still running:
+
+1. stop the scheduling loop and the flushes: no new decisions, nothing newly assumed;
+2. drain the binder (up to ``shutdown_timeout``): each bind in flight finishes and is
+   confirmed, or is cancelled and its assumption forgotten — nothing stays half-assumed;
+3. release the lease, so a follower takes over without waiting for it to expire;
+4. drain the reporter: the Events and conditions of those last binds get written;
+5. stop kopf (closes its watches), then the endpoints, then close the client.
+
+kopf installs its own SIGINT/SIGTERM handlers when it starts in the main thread; ours are
+installed again once kopf reports ready, so a signal always takes the ordered path.
+
+Neighbours: ``cli.main`` (flags → settings → :func:`run`), ``demo`` (runs a
+:class:`Runtime` in-process), ``settings``, ``endpoints``, ``core``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import uuid
+from typing import TYPE_CHECKING
+
+from scheduler import logs
+from scheduler.app.core import build_scheduler
+from scheduler.app.endpoints import Endpoints
+from scheduler.app.settings import parse_address
+from scheduler.clock import LoopClock
+from scheduler.cycle.loop import OpenGate, run_flushes, run_loop
+from scheduler.cycle.schedule_one import BatchingSettings
+from scheduler.kube.binder import Binder
+from scheduler.kube.client import create_client
+from scheduler.kube.controller.operator import Controller
+from scheduler.kube.leader import LeaderElector
+from scheduler.kube.reporter import Reporter
+from scheduler.metrics import Metrics
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine
+    from typing import Any
+
+    from scheduler.app.settings import SchedulerSettings
+    from scheduler.cycle.loop import Gate
+    from scheduler.cycle.schedule_one import Scheduler
+    from scheduler.framework.config import SchedulerConfig
+    from scheduler.kube.client import ApiClient
+
+log = logs.get_logger(__name__)
+
+_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def default_identity() -> str:
+    """``hostname_<random>``: unique per process, readable in the Lease (kube's format)."""
+    return f"{socket.gethostname()}_{uuid.uuid4().hex[:12]}"
+
+
+class Runtime:
+    """One scheduler process: build with settings and a configuration, then ``await run()``."""
+
+    def __init__(
+        self,
+        settings: SchedulerSettings,
+        config: SchedulerConfig,
+        *,
+        handle_signals: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.config = config
+        self.handle_signals = handle_signals
+        self.identity = settings.identity or default_identity()
+        self.metrics = Metrics()
+        self.scheduler: Scheduler | None = None
+        """The scheduling core, once :meth:`run` has built it (the demo reads its stats)."""
+        self.endpoints: Endpoints | None = None
+        self.synced: Gate | None = None
+        self._stop = asyncio.Event()
+        self._stopping = False
+
+    def stop(self) -> None:
+        """Begin the graceful shutdown (idempotent; call on the runtime's loop)."""
+        if not self._stop.is_set():
+            log.info("shutdown_requested")
+        self._stop.set()
+
+    async def run(self) -> None:
+        """Run until :meth:`stop` or a signal; raises if a part fails."""
+        settings = self.settings
+        # kopf logs every handled event at INFO ("Handler ... succeeded"): one line per pod
+        # event would drown ours. Its warnings and errors still come through; at debug level
+        # everything does.
+        if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+            logging.getLogger("kopf.objects").setLevel(logging.WARNING)
+        kubeconfig = str(settings.kubeconfig) if settings.kubeconfig is not None else None
+        client = await create_client(kubeconfig)
+        binder = Binder(client, concurrency=settings.bind_concurrency)
+        endpoints: Endpoints | None = None
+        try:
+            reporter = Reporter(client, identity=self.identity)
+            batching = settings.batching
+            scheduler = build_scheduler(
+                self.config,
+                clock=LoopClock(),
+                binder=binder,
+                reporter=reporter,
+                batching=BatchingSettings(
+                    mode=batching.mode,
+                    max_batch_age=batching.max_batch_age,
+                    verify_ratio=batching.verify_ratio,
+                ),
+                metrics=self.metrics,
+            )
+            self.scheduler = scheduler
+            controller = Controller(
+                scheduler,
+                client,
+                metrics=self.metrics,
+                reporter=reporter,
+                options=settings.controller,
+            )
+            self.synced = controller.synced
+            leader = self._leader(client)
+            leading: Gate = leader if leader is not None else OpenGate()
+            if leader is None:
+                self.metrics.is_leader.set(1)
+            if settings.metrics_addr:
+                host, port = parse_address(settings.metrics_addr, field="metrics_addr")
+                endpoints = Endpoints(
+                    metrics=self.metrics, synced=controller.synced, host=host, port=port
+                )
+                await endpoints.start()
+                self.endpoints = endpoints
+            self._install_signals()
+            log.info(
+                "scheduler_starting",
+                identity=self.identity,
+                profiles=sorted(scheduler.profiles),
+                batching=str(batching.mode),
+                leader_elect=leader is not None,
+            )
+            async with asyncio.TaskGroup() as tg:
+
+                def start(coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+                    task = tg.create_task(coro, name=name)
+                    # A part that ends by itself (kopf stopped by a signal it caught first,
+                    # say) ends the process, in order.
+                    task.add_done_callback(lambda _: self.stop())
+                    return task
+
+                reporting = start(reporter.run(), "reporter")
+                watching = start(controller.run(), "controller")
+                electing = start(leader.run(), "leader") if leader is not None else None
+                looping = start(
+                    run_loop(scheduler, synced=controller.synced, leading=leading), "loop"
+                )
+                flushing = start(run_flushes(scheduler), "flushes")
+                signals = tg.create_task(self._reinstall_signals(controller.ready), name="signals")
+
+                await self._stop.wait()
+                self._stopping = True
+                signals.cancel()
+                # 1. No new decisions.
+                await _cancel(looping, flushing)
+                # 2. Binds in flight finish, or are cancelled and forgotten.
+                await binder.drain(settings.shutdown_timeout)
+                await binder.close()
+                # 3. Hand over leadership now rather than after the lease expires.
+                if electing is not None:
+                    await _cancel(electing)
+                # 4. The last Events and conditions.
+                await reporter.drain(settings.shutdown_timeout)
+                await _cancel(reporting)
+                # 5. Watches.
+                controller.stop()
+                await asyncio.wait({watching}, timeout=settings.shutdown_timeout)
+                await _cancel(watching)
+            log.info("scheduler_stopped", **_summary(scheduler))
+        finally:
+            self._remove_signals()
+            await binder.close()
+            if endpoints is not None:
+                await endpoints.stop()
+            await client.close()
+
+    def _leader(self, client: ApiClient) -> LeaderElector | None:
+        election = self.config.leader_election
+        enabled = self.settings.leader_elect
+        if enabled is None:
+            enabled = election.leader_elect
+        if not enabled:
+            return None
+        self.metrics.is_leader.set(0)
+        return LeaderElector(
+            client,
+            election,
+            identity=self.identity,
+            leading_changed=lambda leading: self.metrics.is_leader.set(1 if leading else 0),
+        )
+
+    # -- signals ------------------------------------------------------------------------------
+
+    def _install_signals(self) -> None:
+        if not self.handle_signals:
+            return
+        loop = asyncio.get_running_loop()
+        for sig in _SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self.stop)
+
+    def _remove_signals(self) -> None:
+        if not self.handle_signals:
+            return
+        loop = asyncio.get_running_loop()
+        for sig in _SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(sig)
+
+    async def _reinstall_signals(self, kopf_ready: asyncio.Event) -> None:
+        # kopf replaces the loop's SIGINT/SIGTERM handlers right after it spawns its tasks;
+        # its ready flag comes at about the same time, so wait a moment past it.
+        await kopf_ready.wait()
+        await asyncio.sleep(0.2)
+        if not self._stopping:
+            self._install_signals()
+
+
+async def _cancel(*tasks: asyncio.Task[None]) -> None:
+    """Cancel and wait, without letting the cancellation escape into the caller."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.wait(tasks)
+    for task in tasks:
+        if not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+
+
+def _summary(scheduler: Scheduler) -> dict[str, int]:
+    stats = scheduler.stats
+    return {
+        "cycles": stats.cycles,
+        "scheduled": stats.scheduled,
+        "batched": stats.batched,
+        "full_passes": stats.full_passes,
+        "unschedulable": stats.unschedulable,
+    }
+
+
+async def run(settings: SchedulerSettings, config: SchedulerConfig) -> None:
+    """``batch-scheduler run``: the process until SIGTERM/SIGINT."""
+    await Runtime(settings, config).run()

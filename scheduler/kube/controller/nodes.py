@@ -1,0 +1,94 @@
+"""Node watch events → cache, and the cluster events that may wake unschedulable pods.
+
+* added → ``ClusterState.add_node`` and ``NODE_ADD``;
+* changed → ``update_node`` and ``NODE_UPDATE``, but only when something the scheduler
+  reads changed (allocatable, labels, taints, unschedulable, images): real nodes update
+  their status every few seconds (heartbeats, conditions), and waking every unschedulable
+  pod on each heartbeat would spin the queue for nothing (kube's
+  ``nodeSchedulingPropertiesChange``);
+* deleted → ``remove_node`` (its NodeInfo stays a ghost while pods still name it).
+
+A node that cannot be parsed is skipped, with one log line naming the node and the field per
+problem and ``batch_scheduler_bad_objects_total{kind="Node"}``; the version we held before
+stays (a half-read node must not replace a good one).
+
+Synchronous and await-free, like ``pods``. Neighbours: ``operator`` (kopf), ``sync``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from scheduler import logs
+from scheduler.model.errors import ModelError
+from scheduler.model.parse import node_from_raw
+from scheduler.queueing.scheduling_queue import ClusterEvent, Pool
+
+if TYPE_CHECKING:
+    from scheduler.cycle.schedule_one import Scheduler
+    from scheduler.metrics import Metrics
+    from scheduler.model.node import Node
+
+log = logs.get_logger(__name__)
+
+DELETED = "DELETED"
+
+
+def _name_of(raw: Mapping[str, object]) -> str:
+    meta = raw.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
+class NodeEvents:
+    """Applies node events to one Scheduler's cache; see the module docstring."""
+
+    def __init__(self, scheduler: Scheduler, *, metrics: Metrics | None = None) -> None:
+        self.scheduler = scheduler
+        self.metrics = metrics
+        self.nodes: dict[str, Node] = {}
+        """The version of each node in the cache (its resourceVersion guards the reconcile)."""
+        self._bad: dict[str, str] = {}
+
+    def apply(self, event_type: str | None, raw: Mapping[str, object]) -> None:
+        """One watch event (``None``: a listed object)."""
+        if event_type == DELETED:
+            self.delete(_name_of(raw))
+            return
+        try:
+            node = node_from_raw(raw)
+        except ModelError as exc:
+            self._unreadable(raw, exc)
+            return
+        self._bad.pop(node.name, None)
+        old = self.nodes.get(node.name)
+        self.nodes[node.name] = node
+        if old is not None and dataclasses.replace(node, resource_version="") == (
+            dataclasses.replace(old, resource_version="")
+        ):
+            return  # a heartbeat: nothing the scheduler reads changed
+        self.scheduler.cluster.add_node(node)
+        self._event(ClusterEvent.NODE_ADD if old is None else ClusterEvent.NODE_UPDATE)
+
+    def delete(self, name: str) -> None:
+        """The node is gone from the API."""
+        self.nodes.pop(name, None)
+        self._bad.pop(name, None)
+        self.scheduler.cluster.remove_node(name)
+
+    def _unreadable(self, raw: Mapping[str, object], exc: ModelError) -> None:
+        name = _name_of(raw)
+        message = str(exc)
+        if self._bad.get(name) == message:
+            return
+        self._bad[name] = message
+        if self.metrics is not None:
+            self.metrics.bad_objects.labels(kind="Node").inc()
+        log.warning("bad_node_skipped", node=name, field=exc.field, error=exc.message)
+
+    def _event(self, event: ClusterEvent) -> None:
+        queue = self.scheduler.queue
+        if queue.pending()[Pool.UNSCHEDULABLE]:
+            queue.on_cluster_event(event)

@@ -1,0 +1,173 @@
+"""Cache sync: the initial LIST (kube's ``WaitForCacheSync``) and the periodic reconcile.
+
+**Initial sync.** Before kopf starts, nodes and then pods are LISTed through the API client
+and applied as events, then the :class:`Synced` gate opens: the scheduling loop (which
+waits on it) never decides on a half-filled cache, and ``/readyz`` turns 200. kopf then
+lists again and watches; applying an object twice is idempotent, and kopf's own LIST
+covers anything that changed between ours and its watch.
+
+**Reconcile.** After a watch expires with 410 Gone, kopf re-lists but does not emit
+DELETED for objects that vanished in between, so the cache would keep ghost pods holding
+resources and ghost nodes attracting pods. Every ``interval`` seconds a LIST compares uids
+and names with what we hold and removes the missing ones, except
+
+* objects whose resourceVersion is newer than the LIST's (they arrived by watch after the
+  LIST's snapshot; resourceVersions are compared as integers, as every real API server
+  issues them; anything non-numeric is never removed), and
+* pods we assumed (pending in the API until their binding lands; the bind's outcome or the
+  assume TTL resolves them).
+
+Neighbours: ``pods``/``nodes`` (where listed objects are applied and removed), ``operator``
+(runs :meth:`CacheSync.initial` before kopf and :meth:`CacheSync.reconcile_forever` beside
+it), ``kube.client`` (the LISTs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from scheduler import logs
+from scheduler.kube import errors
+from scheduler.kube.client import backoff_delay
+
+if TYPE_CHECKING:
+    from scheduler.kube.client import ApiClient
+    from scheduler.kube.controller.nodes import NodeEvents
+    from scheduler.kube.controller.pods import PodEvents
+
+log = logs.get_logger(__name__)
+
+PODS = "/api/v1/pods"
+NODES = "/api/v1/nodes"
+PAGE = 500
+"""Objects per LIST page (``limit``): bounds one response's size on big clusters."""
+
+
+class Synced:
+    """A Gate (``cycle.loop.Gate``) that opens once, when the initial LIST is applied."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def is_open(self) -> bool:
+        return self._event.is_set()
+
+    async def wait_open(self) -> None:
+        await self._event.wait()
+
+    def open(self) -> None:
+        self._event.set()
+
+
+def newer_or_unknown(version: str, listed: str) -> bool:
+    """Whether ``version`` may postdate a LIST at ``listed`` (so the object must stay)."""
+    if not (version.isdigit() and listed.isdigit()):
+        return True
+    return int(version) > int(listed)
+
+
+async def list_all(client: ApiClient, path: str) -> tuple[list[dict[str, Any]], str]:
+    """Every object at ``path``, page by page; returns (items, the LIST's resourceVersion)."""
+    items: list[dict[str, Any]] = []
+    params: dict[str, str | int | bool] = {"limit": PAGE}
+    version = ""
+    while True:
+        body = await client.request("GET", path, params=params)
+        page = body.get("items") or []
+        items.extend(item for item in page if isinstance(item, dict))
+        meta = body.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        # With continue tokens every page is served from the first page's snapshot.
+        version = version or str(meta.get("resourceVersion") or "")
+        token = meta.get("continue")
+        if not token:
+            return items, version
+        params = {"limit": PAGE, "continue": str(token)}
+
+
+class CacheSync:
+    """Initial LIST and periodic reconcile for one scheduler's cache."""
+
+    def __init__(
+        self,
+        client: ApiClient,
+        *,
+        pods: PodEvents,
+        nodes: NodeEvents,
+        synced: Synced,
+        interval: float,
+    ) -> None:
+        self.client = client
+        self.pods = pods
+        self.nodes = nodes
+        self.synced = synced
+        self.interval = interval
+
+    async def initial(self) -> None:
+        """LIST nodes then pods (retrying API errors with backoff), apply, open the gate."""
+        attempt = 0
+        while True:
+            try:
+                node_items, _ = await list_all(self.client, NODES)
+                pod_items, _ = await list_all(self.client, PODS)
+                break
+            except errors.ApiError as exc:
+                delay = backoff_delay(attempt, base=0.2, cap=5.0)
+                attempt += 1
+                log.warning("initial_list_failed", error=str(exc), retry_in=round(delay, 2))
+                await asyncio.sleep(delay)
+        # Nodes first: pods then land on known nodes instead of creating ghosts.
+        for raw in node_items:
+            self.nodes.apply(None, raw)
+        for raw in pod_items:
+            self.pods.apply(None, raw)
+        self.synced.open()
+        log.info("caches_synced", nodes=len(node_items), pods=len(pod_items))
+
+    async def reconcile_forever(self) -> None:
+        """Reconcile every ``interval`` seconds until cancelled (``interval`` 0: never)."""
+        if self.interval <= 0:
+            return
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                await self.reconcile()
+            except errors.ApiError as exc:
+                log.warning("reconcile_failed", error=str(exc))
+
+    async def reconcile(self) -> tuple[int, int]:
+        """One LIST-and-compare; returns (nodes removed, pods removed)."""
+        node_items, node_version = await list_all(self.client, NODES)
+        pod_items, pod_version = await list_all(self.client, PODS)
+        # From here on await-free: no event can interleave with the comparison.
+        listed_nodes = {_meta(raw, "name") for raw in node_items}
+        gone_nodes = [
+            name
+            for name, node in self.nodes.nodes.items()
+            if name not in listed_nodes
+            and not newer_or_unknown(node.resource_version, node_version)
+        ]
+        for name in gone_nodes:
+            self.nodes.delete(name)
+        listed_pods = {_meta(raw, "uid") for raw in pod_items}
+        cluster = self.pods.scheduler.cluster
+        gone_pods = [
+            uid
+            for uid, version in self.pods.versions.items()
+            if uid not in listed_pods
+            and not cluster.is_assumed(uid)
+            and not newer_or_unknown(version, pod_version)
+        ]
+        for uid in gone_pods:
+            self.pods.delete(uid)
+        if gone_nodes or gone_pods:
+            log.info("reconcile_removed", nodes=gone_nodes, pods=len(gone_pods))
+        return len(gone_nodes), len(gone_pods)
+
+
+def _meta(raw: Mapping[str, object], key: str) -> str:
+    meta = raw.get("metadata")
+    value = meta.get(key) if isinstance(meta, Mapping) else None
+    return value if isinstance(value, str) else ""
