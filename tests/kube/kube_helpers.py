@@ -6,11 +6,14 @@ writes, seen by the emulator's thread on its next request).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import threading
 from typing import TYPE_CHECKING, Any
 
+from scheduler.cycle.ports import BindRequest, BindResult
 from scheduler.model.parse_pod import pod_from_raw
+from scheduler.queueing.scheduling_queue import QueuedPodInfo
 from scheduler.sim.errors import ApiError as SimApiError
 from tests.builders import make_pod
 
@@ -62,3 +65,38 @@ _names = itertools.count()
 def unique(prefix: str) -> str:
     """A fresh object name."""
     return f"{prefix}-{next(_names)}"
+
+
+def bind_request(pod: Pod, node: str) -> BindRequest:
+    """A BindRequest as the cycle builds it (assumed pod bound for ``node``)."""
+    return BindRequest(
+        info=QueuedPodInfo(pod=pod, signature=None),
+        pod=pod,
+        node=node,
+        profile="batch-scheduler",
+        cycle=1,
+        started=0.0,
+    )
+
+
+class Outcomes:
+    """A ``BindDone`` that records every call and wakes waiters."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, BindResult, str]] = []
+        self.changed = asyncio.Event()
+
+    def __call__(self, request: BindRequest, result: BindResult, message: str) -> None:
+        self.calls.append((request.pod.name, result, message))
+        self.changed.set()
+
+    async def wait(self, n: int) -> None:
+        """Until ``n`` calls were recorded (10 s at most)."""
+        async with asyncio.timeout(10.0):
+            while len(self.calls) < n:
+                self.changed.clear()
+                await self.changed.wait()
+
+    def by_pod(self) -> dict[str, BindResult]:
+        """Pod name → result."""
+        return {name: result for name, result, _ in self.calls}

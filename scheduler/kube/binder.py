@@ -1,0 +1,207 @@
+"""Binder: the cycle's ``BindDispatcher`` against the API (``POST pods/{name}/binding``).
+
+kube-scheduler runs each binding cycle in its own goroutine so the scheduling cycle never
+waits for the API; this is that, with a bound on concurrency (a thundering herd of binds
+only queues up in the API server's priority-and-fairness anyway). ``dispatch`` appends to
+a FIFO and makes sure enough worker tasks run; each worker POSTs one Binding at a time.
+
+Outcomes (``cycle.ports.BindResult``):
+
+- 201/200 → BOUND.
+- 409 → BOUND when the pod is "already assigned to node X" and X is our node: an earlier
+  attempt of ours succeeded server-side but its response was lost (timeout, reset);
+  otherwise CONFLICT (bound elsewhere, UID precondition failed, pod terminating).
+- 404 → GONE.
+- 429, 5xx, timeouts, lost connections → retried (jittered backoff, ``Retry-After``
+  honoured up to a cap), then ERROR. Retrying a POST is safe here because of the 409 rule
+  above: a duplicate bind cannot move a pod, it can only be told it is already there.
+- anything else (400, 401/403, 422) → ERROR at once.
+
+``done`` runs exactly once per dispatch, on the event loop, and its exceptions are logged
+and swallowed: a bug in the caller must not kill a worker and strand later binds.
+Metrics are recorded by the caller (``Scheduler.bind_finished``).
+
+Neighbours: ``client`` (transport, ``backoff_delay``) and ``errors``; independent of
+``reporter``, ``leader`` and ``controller``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import re
+from typing import TYPE_CHECKING, Any
+
+from scheduler import logs
+from scheduler.cycle.ports import BindDone, BindRequest, BindResult
+from scheduler.kube import client, errors
+
+if TYPE_CHECKING:
+    from scheduler.kube.client import ApiClient
+
+__all__ = ["Binder", "assigned_node"]
+
+log = logs.get_logger(__name__)
+
+_ASSIGNED = re.compile(r'already assigned to node "([^"]*)"')
+
+
+def assigned_node(message: str) -> str | None:
+    """The node named by kube's ``pod x is already assigned to node "n"`` 409, else None."""
+    m = _ASSIGNED.search(message)
+    return m.group(1) if m else None
+
+
+def binding_body(request: BindRequest) -> dict[str, Any]:
+    """The v1 Binding for ``request``; the UID makes a recreated same-name pod a 409."""
+    pod = request.pod
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": str(pod.uid)},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": request.node},
+    }
+
+
+class Binder:
+    """Bounded-concurrency asynchronous binds; implements ``cycle.ports.BindDispatcher``."""
+
+    def __init__(
+        self,
+        api: ApiClient,
+        *,
+        concurrency: int = 16,
+        retries: int = 3,
+        timeout: float = 10.0,
+        backoff_base: float = 0.05,
+        backoff_cap: float = 1.0,
+        retry_after_cap: float = 2.0,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"bind concurrency must be >= 1, got {concurrency}")
+        self._api = api
+        self.concurrency = concurrency
+        self.retries = retries
+        self.timeout = timeout
+        self.backoff_base = backoff_base
+        self.backoff_cap = backoff_cap
+        self.retry_after_cap = retry_after_cap
+        self._queue: collections.deque[tuple[BindRequest, BindDone]] = collections.deque()
+        self._workers: set[asyncio.Task[None]] = set()
+        self._in_flight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._closed = False
+
+    @property
+    def in_flight(self) -> int:
+        """Dispatched binds whose ``done`` has not run yet (queued or on the wire)."""
+        return self._in_flight
+
+    @property
+    def running(self) -> int:
+        """Worker tasks alive now (<= ``concurrency``)."""
+        return len(self._workers)
+
+    def dispatch(self, request: BindRequest, done: BindDone) -> None:
+        """Queue the bind and return at once; ``done`` is called later on the loop."""
+        if self._closed:
+            self._finish(request, done, BindResult.ERROR, "binder is shut down")
+            return
+        self._queue.append((request, done))
+        self._in_flight += 1
+        self._idle.clear()
+        if len(self._workers) < self.concurrency:
+            task = asyncio.get_running_loop().create_task(self._worker(), name="bind-worker")
+            self._workers.add(task)
+            task.add_done_callback(self._workers.discard)
+
+    async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109 - the port's API
+        """Wait up to ``timeout`` s for every dispatched bind to finish; True if all did."""
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        except TimeoutError:
+            log.warning("bind_drain_timeout", in_flight=self._in_flight)
+            return False
+        return True
+
+    async def close(self) -> None:
+        """Stop: refuse new binds, cancel the workers; unfinished binds end as ERROR."""
+        self._closed = True
+        for task in list(self._workers):
+            task.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        while self._queue:
+            request, done = self._queue.popleft()
+            self._complete(request, done, BindResult.ERROR, "binder is shut down")
+
+    async def _worker(self) -> None:
+        while self._queue:
+            request, done = self._queue.popleft()
+            try:
+                result, message = await self._bind(request)
+            except asyncio.CancelledError:
+                self._complete(request, done, BindResult.ERROR, "bind cancelled")
+                raise
+            except Exception as e:  # a bug below must not strand the pod without an outcome
+                log.exception("bind_crashed", pod=request.pod.key, node=request.node)
+                result, message = BindResult.ERROR, f"bind failed: {e!r}"
+            self._complete(request, done, result, message)
+
+    def _complete(
+        self, request: BindRequest, done: BindDone, result: BindResult, message: str
+    ) -> None:
+        self._in_flight -= 1
+        if self._in_flight == 0:
+            self._idle.set()
+        self._finish(request, done, result, message)
+
+    @staticmethod
+    def _finish(request: BindRequest, done: BindDone, result: BindResult, message: str) -> None:
+        try:
+            done(request, result, message)
+        except Exception:
+            log.exception("bind_done_callback_failed", pod=request.pod.key, result=str(result))
+
+    async def _bind(self, request: BindRequest) -> tuple[BindResult, str]:
+        pod = request.pod
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
+        body = binding_body(request)
+        attempt = 0
+        while True:
+            try:
+                await self._api.request("POST", path, body=body, timeout=self.timeout)
+            except errors.Conflict as e:
+                if assigned_node(e.message) == request.node:
+                    log.info("bind_already_done", pod=pod.key, node=request.node, attempt=attempt)
+                    return BindResult.BOUND, ""
+                return BindResult.CONFLICT, e.message
+            except errors.NotFound as e:
+                return BindResult.GONE, e.message
+            except (errors.TooManyRequests, errors.ServerError, errors.TransportError) as e:
+                if attempt >= self.retries:
+                    log.warning(
+                        "bind_failed",
+                        pod=pod.key,
+                        node=request.node,
+                        attempts=attempt + 1,
+                        error=str(e),
+                    )
+                    return BindResult.ERROR, str(e)
+                delay = client.backoff_delay(
+                    attempt,
+                    base=self.backoff_base,
+                    cap=self.backoff_cap,
+                    retry_after=e.retry_after,
+                    retry_after_cap=self.retry_after_cap,
+                )
+                attempt += 1
+                log.info(
+                    "bind_retry", pod=pod.key, node=request.node, attempt=attempt, status=e.status
+                )
+                await asyncio.sleep(delay)
+            except errors.ApiError as e:
+                log.warning("bind_rejected", pod=pod.key, node=request.node, error=str(e))
+                return BindResult.ERROR, str(e)
+            else:
+                return BindResult.BOUND, ""

@@ -1,0 +1,197 @@
+"""Binder against the emulator: outcomes, retries, bounded concurrency, done contract."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from scheduler.cycle.ports import BindRequest, BindResult
+from scheduler.kube.binder import Binder, assigned_node
+from scheduler.sim.faults import FaultConfig
+from tests.kube.kube_helpers import FailFirst, Outcomes, bind_request, create_pod
+
+if TYPE_CHECKING:
+    from scheduler.kube.client import ApiClient
+    from scheduler.sim.server import SimServer
+
+
+async def _node_of(api: ApiClient, name: str) -> str | None:
+    pod = await api.request("GET", f"/api/v1/namespaces/default/pods/{name}")
+    node: str | None = pod["spec"].get("nodeName")
+    return node
+
+
+async def test_bound(api: ApiClient) -> None:
+    """A pending pod is bound: BOUND with an empty message, nodeName set in the API."""
+    pod = await create_pod(api, "p1")
+    binder, done = Binder(api), Outcomes()
+    binder.dispatch(bind_request(pod, "node-1"), done)
+    assert binder.in_flight == 1
+    await done.wait(1)
+    assert done.calls == [("p1", BindResult.BOUND, "")]
+    assert await _node_of(api, "p1") == "node-1"
+    assert binder.in_flight == 0
+
+
+async def test_bound_elsewhere_is_conflict(api: ApiClient) -> None:
+    """A pod already on another node → CONFLICT naming that node; the pod is not moved."""
+    pod = await create_pod(api, "p2")
+    binder, done = Binder(api), Outcomes()
+    binder.dispatch(bind_request(pod, "node-0"), done)
+    await done.wait(1)
+    binder.dispatch(bind_request(pod, "node-2"), done)
+    await done.wait(2)
+    _name, result, message = done.calls[1]
+    assert result is BindResult.CONFLICT
+    assert 'already assigned to node "node-0"' in message
+    assert await _node_of(api, "p2") == "node-0"
+
+
+async def test_already_on_same_node_is_bound(api: ApiClient) -> None:
+    """A 409 saying the pod is already on OUR node (a lost success) counts as BOUND."""
+    pod = await create_pod(api, "p3")
+    binder, done = Binder(api), Outcomes()
+    binder.dispatch(bind_request(pod, "node-2"), done)
+    binder.dispatch(bind_request(pod, "node-2"), done)
+    await done.wait(2)
+    assert [r for _, r, _ in done.calls] == [BindResult.BOUND, BindResult.BOUND]
+
+
+async def test_uid_mismatch_is_conflict(api: ApiClient) -> None:
+    """A pod recreated under the same name (new UID) is not bound: CONFLICT."""
+    old = await create_pod(api, "p4")
+    await api.request("DELETE", "/api/v1/namespaces/default/pods/p4")
+    await create_pod(api, "p4")
+    binder, done = Binder(api), Outcomes()
+    binder.dispatch(bind_request(old, "node-0"), done)
+    await done.wait(1)
+    assert done.calls[0][1] is BindResult.CONFLICT
+    assert "Precondition failed" in done.calls[0][2]
+    assert await _node_of(api, "p4") is None
+
+
+async def test_deleted_pod_is_gone(api: ApiClient) -> None:
+    """A pod deleted before its bind → GONE."""
+    pod = await create_pod(api, "p5")
+    await api.request("DELETE", "/api/v1/namespaces/default/pods/p5")
+    binder, done = Binder(api), Outcomes()
+    binder.dispatch(bind_request(pod, "node-0"), done)
+    await done.wait(1)
+    assert done.calls[0][1] is BindResult.GONE
+
+
+@pytest.mark.parametrize("code", [500, 503, 429])
+async def test_transient_errors_retried_then_bound(
+    api: ApiClient, sim: SimServer, code: int
+) -> None:
+    """Two injected failures are retried and the bind then succeeds."""
+    pod = await create_pod(api, f"p6-{code}")
+    fault = FailFirst(sim, "bind", 2, code)
+    binder, done = Binder(api, backoff_base=0.01), Outcomes()
+    binder.dispatch(bind_request(pod, "node-0"), done)
+    await done.wait(1)
+    assert done.calls[0][1] is BindResult.BOUND
+    assert fault.injected == 2
+    assert await _node_of(api, pod.name) == "node-0"
+
+
+async def test_persistent_errors_end_as_error(api: ApiClient, sim: SimServer) -> None:
+    """A bind failing every time is tried 1 + retries times, then ERROR with the message."""
+    pod = await create_pod(api, "p7")
+    fault = FailFirst(sim, "bind", 100, 500)
+    binder, done = Binder(api, retries=3, backoff_base=0.01), Outcomes()
+    binder.dispatch(bind_request(pod, "node-0"), done)
+    await done.wait(1)
+    _, result, message = done.calls[0]
+    assert result is BindResult.ERROR
+    assert "500" in message
+    assert "injected fault" in message
+    assert fault.injected == 4
+    assert await _node_of(api, "p7") is None
+
+
+async def test_timeouts_are_retried(api: ApiClient, sim: SimServer) -> None:
+    """Requests slower than the bind timeout end as ERROR after the retries, not hang."""
+    pod = await create_pod(api, "p8")
+    sim.faults.config = FaultConfig(latency=0.3)
+    binder, done = Binder(api, retries=1, timeout=0.05, backoff_base=0.01), Outcomes()
+    binder.dispatch(bind_request(pod, "node-0"), done)
+    await done.wait(1)
+    assert done.calls[0][1] is BindResult.ERROR
+    assert "timed out" in done.calls[0][2]
+
+
+async def test_bounded_concurrency(
+    api: ApiClient, sim: SimServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """40 binds with concurrency 4: never more than 4 requests on the wire, and 4 reached."""
+    pods = [await create_pod(api, f"c{i}") for i in range(40)]
+    sim.faults.config = FaultConfig(latency=0.02)
+    on_wire = peak = 0
+    request = api.request
+
+    async def counting(*args: Any, **kw: Any) -> dict[str, Any]:
+        nonlocal on_wire, peak
+        on_wire += 1
+        peak = max(peak, on_wire)
+        try:
+            return await request(*args, **kw)
+        finally:
+            on_wire -= 1
+
+    monkeypatch.setattr(api, "request", counting)
+    binder, done = Binder(api, concurrency=4), Outcomes()
+    for pod in pods:
+        binder.dispatch(bind_request(pod, "node-0"), done)
+    assert binder.in_flight == 40
+    assert binder.running == 4
+    await done.wait(40)
+    assert set(done.by_pod().values()) == {BindResult.BOUND}
+    assert peak == 4
+    assert binder.in_flight == 0
+
+
+async def test_done_exceptions_are_swallowed(api: ApiClient) -> None:
+    """A raising done callback is logged; later binds still complete."""
+    first, second = await create_pod(api, "d1"), await create_pod(api, "d2")
+    binder, done = Binder(api, concurrency=1), Outcomes()
+
+    def bad(request: BindRequest, result: BindResult, message: str) -> None:
+        done(request, result, message)
+        raise RuntimeError("caller bug")
+
+    binder.dispatch(bind_request(first, "node-0"), bad)
+    binder.dispatch(bind_request(second, "node-0"), done)
+    await done.wait(2)
+    assert done.by_pod() == {"d1": BindResult.BOUND, "d2": BindResult.BOUND}
+
+
+async def test_drain_and_close(api: ApiClient, sim: SimServer) -> None:
+    """drain waits for in-flight binds; close ends the rest as ERROR, each done once."""
+    pods = [await create_pod(api, f"s{i}") for i in range(6)]
+    binder, done = Binder(api, concurrency=2), Outcomes()
+    for pod in pods[:2]:
+        binder.dispatch(bind_request(pod, "node-0"), done)
+    assert await binder.drain(5.0)
+    assert len(done.calls) == 2
+    sim.faults.config = FaultConfig(latency=2.0)
+    for pod in pods[2:]:
+        binder.dispatch(bind_request(pod, "node-0"), done)
+    assert not await binder.drain(0.1)
+    await binder.close()
+    assert len(done.calls) == 6
+    assert [r for _, r, _ in done.calls[2:]] == [BindResult.ERROR] * 4
+    binder.dispatch(bind_request(pods[0], "node-0"), done)
+    assert done.calls[-1][1] is BindResult.ERROR
+
+
+def test_assigned_node_parses_kube_message() -> None:
+    """The node is read from kube's 409 wording, None for other conflicts."""
+    msg = (
+        'Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "n-1"'
+    )
+    assert assigned_node(msg) == "n-1"
+    assert (
+        assigned_node("Precondition failed: UID in precondition: a, UID in object meta: b") is None
+    )
