@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from scheduler.sim import binding, defaults, discovery, errors, patching
+from scheduler.sim import binding, defaults, discovery, errors, patching, tables
 from scheduler.sim.discovery import EVENTS_V1, NAMESPACES, NODES, PODS, ResourceType
 from scheduler.sim.events import FIELD_ALIASES, to_core
 from scheduler.sim.selectors import combine, parse_field_selector, parse_label_selector
-from scheduler.sim.store import Record, Store, dumps, render
+from scheduler.sim.store import Record, Store, Transform, dumps, render
 
 if TYPE_CHECKING:
     from scheduler.sim.actors import RogueBinder
@@ -127,6 +127,22 @@ def _incoming(t: Target, body: Any) -> dict[str, Any]:
     return obj
 
 
+def _table_lines(rt: ResourceType) -> Transform:
+    """Watch lines carrying one-row Tables; column definitions only in the first, as kube."""
+    first = True
+
+    def transform(type_: str, record: Record) -> bytes:
+        nonlocal first
+        obj = record.obj
+        tab = tables.table(rt, [obj], obj["metadata"]["resourceVersion"])
+        if not first:
+            tab["columnDefinitions"] = []
+        first = False
+        return dumps({"type": type_, "object": tab}) + b"\n"
+
+    return transform
+
+
 class Api:
     """Request handlers bound to one store and fault injector."""
 
@@ -182,7 +198,10 @@ class Api:
 
     async def _get(self, request: web.Request, t: Target) -> web.StreamResponse:
         assert t.name is not None
-        return reply(self.store.get(t.rt, t.namespace or "", t.name).rendered(t.rt))
+        rec = self.store.get(t.rt, t.namespace or "", t.name)
+        if tables.wants_table(request.headers.get("Accept", "")):
+            return reply(tables.table(t.rt, [rec.obj], rec.obj["metadata"]["resourceVersion"]))
+        return reply(rec.rendered(t.rt))
 
     def _list_body(self, t: Target, records: list[Record], rv: int) -> bytes:
         if t.rt is EVENTS_V1:
@@ -200,6 +219,8 @@ class Api:
 
     async def _list(self, request: web.Request, t: Target) -> web.StreamResponse:
         records, rv = self.store.list(t.rt, t.namespace, self._selector(request, t))
+        if tables.wants_table(request.headers.get("Accept", "")):
+            return reply(tables.table(t.rt, [r.obj for r in records], str(rv)))
         return reply(self._list_body(t, records, rv))
 
     async def _watch(self, request: web.Request, t: Target) -> web.StreamResponse:
@@ -211,7 +232,13 @@ class Api:
         resp.enable_chunked_encoding()
         try:
             watcher = self.store.watch(
-                t.rt, t.namespace, pred, request.query.get("resourceVersion")
+                t.rt,
+                t.namespace,
+                pred,
+                request.query.get("resourceVersion"),
+                transform=_table_lines(t.rt)
+                if tables.wants_table(request.headers.get("Accept", ""))
+                else None,
             )
         except errors.ApiError as e:
             if e.code != 410:

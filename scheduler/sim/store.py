@@ -22,6 +22,7 @@ import random
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scheduler.sim import errors
@@ -29,12 +30,13 @@ from scheduler.sim.discovery import EVENTS_V1, NAMESPACES, RESOURCES, ResourceTy
 from scheduler.sim.events import to_v1
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Iterable
 
     from scheduler.sim.selectors import Predicate
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 Key = tuple[str, str]  # (namespace or "", name)
+Transform = Callable[[str, "Record"], bytes]  # (event type, record) -> watch line
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # kube's generateName alphabet
 
 
@@ -113,8 +115,15 @@ class Watcher:
 
     MAX_BUFFERED = 500_000  # a watcher this far behind is dropped; the client re-watches
 
-    def __init__(self, rt: ResourceType, namespace: str | None, pred: Predicate | None) -> None:
+    def __init__(
+        self,
+        rt: ResourceType,
+        namespace: str | None,
+        pred: Predicate | None,
+        transform: Transform | None = None,
+    ) -> None:
         self.rt = rt
+        self.transform = transform
         self.namespace = namespace
         self.pred = pred
         self.buffer: list[bytes] = []
@@ -127,22 +136,23 @@ class Watcher:
         if self.namespace is not None and ch.key[0] != self.namespace:
             return
         pred = self.pred
-        if pred is None:
-            line = ch.line(ch.type, self.rt)
-        else:
+        type_, record = ch.type, None  # None: the change's own record, with cached lines
+        if pred is not None:
             cur = ch.type != DELETED and pred(ch.record.obj)
             old = ch.prev is not None and pred(ch.prev.obj)
             if cur:
-                line = ch.line(MODIFIED if old else ADDED, self.rt)
+                type_ = MODIFIED if old else ADDED
             elif not old:
                 return
-            elif ch.type == DELETED:
-                line = ch.line(DELETED, self.rt)
             else:
-                assert ch.prev is not None
-                gone = _with_rv(ch.prev.obj, ch.rv)
-                line = ch.line(DELETED, self.rt, Record(gone))
-        self.push(line)
+                type_ = DELETED
+                if ch.type != DELETED:  # stopped matching: previous content, new version
+                    assert ch.prev is not None
+                    record = Record(_with_rv(ch.prev.obj, ch.rv))
+        if self.transform is not None:
+            self.push(self.transform(type_, record or ch.record))
+        else:
+            self.push(ch.line(type_, self.rt, record))
 
     def push(self, line: bytes) -> None:
         """Queue one line and wake the stream."""
@@ -325,13 +335,25 @@ class Store:
     # -- watch -------------------------------------------------------------------------------
 
     def watch(
-        self, rt: ResourceType, namespace: str | None, pred: Predicate | None, since: str | None
+        self,
+        rt: ResourceType,
+        namespace: str | None,
+        pred: Predicate | None,
+        since: str | None,
+        *,
+        transform: Transform | None = None,
     ) -> Watcher:
-        """Register a watcher; replay history after ``since``, or current state if empty/"0"."""
-        w = Watcher(rt, namespace if rt.namespaced else None, pred)
+        """Register a watcher; replay history after ``since``, or current state if empty/"0".
+
+        ``transform`` renders lines itself (server-side printing); default: plain objects.
+        """
+        w = Watcher(rt, namespace if rt.namespaced else None, pred, transform)
         if not since or since == "0":
             for rec in self.list(rt, w.namespace, pred)[0]:
-                w.push(b'{"type":"ADDED","object":%s}\n' % rec.rendered(rt))
+                if transform is not None:
+                    w.push(transform(ADDED, rec))
+                else:
+                    w.push(b'{"type":"ADDED","object":%s}\n' % rec.rendered(rt))
         else:
             try:
                 start = int(since)

@@ -58,11 +58,29 @@ def make_nodes(
                     "capacity": capacity,
                     "allocatable": dict(capacity),
                     "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+                    "nodeInfo": _node_info(i),
                     "phase": "Running",
                 },
             }
         )
     return nodes
+
+
+def _node_info(i: int) -> dict[str, str]:
+    # every field is required by the official client's (pydantic) NodeSystemInfo model
+    ident = f"{i:032x}"
+    return {
+        "architecture": "amd64",
+        "bootID": ident,
+        "containerRuntimeVersion": "sim://1.0",
+        "kernelVersion": "sim",
+        "kubeProxyVersion": "",
+        "kubeletVersion": "v1.32.0-sim",
+        "machineID": ident,
+        "operatingSystem": "linux",
+        "osImage": "sim",
+        "systemUUID": ident,
+    }
 
 
 def make_pods(

@@ -89,6 +89,9 @@ def test_get_apply_describe_delete(kubeconfig: tuple[SimServer, Path]) -> None:
     described = _kubectl(kc, "describe", "pod", "web")
     assert "Successfully assigned default/web to node-0" in described
     assert "batch-scheduler" in described
+    table = _kubectl(kc, "get", "pods", "-o", "wide").splitlines()
+    assert table[0].split()[:6] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP"]
+    assert table[1].split()[:3] == ["web", "0/1", "Pending"]
     assert 'pod "web" deleted' in _kubectl(kc, "delete", "pod", "web", "--wait=false")
     assert _kubectl(kc, "get", "pods", "-o", "name").strip() == ""
 
