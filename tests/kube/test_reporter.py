@@ -1,0 +1,180 @@
+"""Reporter against the emulator: Events and conditions read back, de-duplication, limits."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from scheduler.clock import FakeClock
+from scheduler.kube.reporter import Reporter
+from tests.kube.kube_helpers import FailFirst, create_pod
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from scheduler.kube.client import ApiClient
+    from scheduler.sim.server import SimServer
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    """The de-duplication window's clock."""
+    return FakeClock(100.0)
+
+
+@pytest.fixture
+async def reporter(api: ApiClient, clock: FakeClock) -> AsyncIterator[Reporter]:
+    """A running Reporter (identity ``sched-1``), stopped after the test."""
+    rep = Reporter(api, identity="sched-1", clock=clock, dedup_seconds=60.0)
+    task = asyncio.create_task(rep.run())
+    yield rep
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def _events(api: ApiClient, pod: str) -> list[dict[str, Any]]:
+    found = await api.request(
+        "GET",
+        "/api/v1/namespaces/default/events",
+        params={"fieldSelector": f"involvedObject.name={pod}"},
+    )
+    items: list[dict[str, Any]] = found["items"]
+    return items
+
+
+async def _condition(api: ApiClient, pod: str) -> dict[str, Any] | None:
+    raw = await api.request("GET", f"/api/v1/namespaces/default/pods/{pod}")
+    conditions = raw.get("status", {}).get("conditions", [])
+    return next((c for c in conditions if c["type"] == "PodScheduled"), None)
+
+
+async def test_scheduled_event(api: ApiClient, reporter: Reporter) -> None:
+    """scheduled() posts a Normal Scheduled Event about the pod, as kube-scheduler does."""
+    pod = await create_pod(api, "r1")
+    reporter.scheduled(pod, "node-1")
+    assert await reporter.drain(5.0)
+    [event] = await _events(api, "r1")
+    assert event["type"] == "Normal"
+    assert event["reason"] == "Scheduled"
+    assert event["message"] == "Successfully assigned default/r1 to node-1"
+    assert event["involvedObject"] == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": "r1",
+        "namespace": "default",
+        "uid": pod.uid,
+    }
+    assert event["source"] == {"component": "batch-scheduler"}
+    assert event["reportingComponent"] == "batch-scheduler"
+    assert event["reportingInstance"] == "sched-1"
+    assert event["count"] == 1
+    assert event["metadata"]["name"].startswith("r1.")
+    assert event["eventTime"].endswith("Z")
+    assert "." in event["eventTime"]
+    assert await _condition(api, "r1") is None
+    assert reporter.posted == 1
+
+
+async def test_unschedulable_condition_and_event(api: ApiClient, reporter: Reporter) -> None:
+    """unschedulable() sets PodScheduled=False/Unschedulable and posts FailedScheduling."""
+    await create_pod(api, "r2")
+    pod = await create_pod(api, "r2b")
+    message = "0/3 nodes are available: 3 Insufficient cpu."
+    reporter.unschedulable(pod, message)
+    assert await reporter.drain(5.0)
+    cond = await _condition(api, "r2b")
+    assert cond is not None
+    assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", message)
+    assert cond["lastTransitionTime"]
+    [event] = await _events(api, "r2b")
+    assert (event["type"], event["reason"], event["message"]) == (
+        "Warning",
+        "FailedScheduling",
+        message,
+    )
+    assert await _events(api, "r2") == []
+
+
+async def test_failed_uses_scheduler_error(api: ApiClient, reporter: Reporter) -> None:
+    """failed() marks the condition SchedulerError and posts the error as FailedScheduling."""
+    pod = await create_pod(api, "r3")
+    reporter.failed(pod, "binding rejected: boom")
+    assert await reporter.drain(5.0)
+    cond = await _condition(api, "r3")
+    assert cond is not None
+    assert cond["reason"] == "SchedulerError"
+    [event] = await _events(api, "r3")
+    assert event["message"] == "binding rejected: boom"
+
+
+async def test_deduplicated_within_window(
+    api: ApiClient, reporter: Reporter, clock: FakeClock
+) -> None:
+    """Repeats within the window are counted, not posted; the next post carries the count."""
+    pod = await create_pod(api, "r4")
+    for _ in range(3):
+        reporter.unschedulable(pod, "0/3 nodes are available: 3 Insufficient cpu.")
+    reporter.unschedulable(pod, "0/3 nodes are available: 3 Insufficient memory.")
+    assert await reporter.drain(5.0)
+    assert len(await _events(api, "r4")) == 2
+    assert reporter.deduplicated == 2
+    clock.advance(61.0)
+    reporter.unschedulable(pod, "0/3 nodes are available: 3 Insufficient cpu.")
+    assert await reporter.drain(5.0)
+    events = await _events(api, "r4")
+    assert len(events) == 3
+    assert max(e["count"] for e in events) == 3  # this one plus the two swallowed
+
+
+async def test_pod_gone_is_quiet(api: ApiClient, reporter: Reporter) -> None:
+    """Reporting on a deleted pod writes nothing and counts no failure."""
+    pod = await create_pod(api, "r5")
+    await api.request("DELETE", "/api/v1/namespaces/default/pods/r5")
+    reporter.unschedulable(pod, "0/3 nodes are available.")
+    assert await reporter.drain(5.0)
+    assert await _events(api, "r5") == []
+    assert reporter.failed_writes == 0
+    assert reporter.patched == 0
+
+
+async def test_errors_are_retried_and_never_raised(
+    api: ApiClient, reporter: Reporter, sim: SimServer
+) -> None:
+    """One 500 on the Event POST is retried; persistent 500s count a failure, nothing raises."""
+    first, second = await create_pod(api, "r6"), await create_pod(api, "r7")
+    fault = FailFirst(sim, "create", 1, 500)
+    reporter.scheduled(first, "node-0")
+    assert await reporter.drain(5.0)
+    assert fault.injected == 1
+    assert len(await _events(api, "r6")) == 1
+    FailFirst(sim, "create", 100, 503)
+    reporter.scheduled(second, "node-0")
+    assert await reporter.drain(10.0)
+    assert reporter.failed_writes == 1
+    assert await _events(api, "r7") == []
+
+
+async def test_full_queue_drops_oldest_event(api: ApiClient, clock: FakeClock) -> None:
+    """With the queue full, the oldest Event goes first and conditions are kept."""
+    rep = Reporter(api, identity="x", max_queue=3, clock=clock)
+    pods = [await create_pod(api, f"q{i}") for i in range(4)]
+    rep.unschedulable(pods[0], "no fit")
+    rep.scheduled(pods[1], "node-0")
+    rep.scheduled(pods[2], "node-0")
+    rep.scheduled(pods[3], "node-0")
+    assert rep.dropped == 1
+    assert rep.pending == 3
+    task = asyncio.create_task(rep.run())
+    try:
+        assert await rep.drain(5.0)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    assert await _condition(api, "q0") is not None
+    assert await _events(api, "q1") == []
+    assert len(await _events(api, "q3")) == 1
