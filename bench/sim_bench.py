@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import time
 
 import aiohttp
@@ -67,6 +68,16 @@ async def _bind_all(url: str, names: list[str], clients: int) -> float:
     return time.perf_counter() - start
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User+system CPU seconds of a process (Linux /proc; 0.0 elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def run(pods: int, clients: int) -> dict[str, float]:
     """Start the emulator, create pods, then bind them all while one watcher counts events."""
     with SimProcess(["--nodes", "100", "--history", str(pods * 3)]) as sim:
@@ -78,8 +89,11 @@ async def run(pods: int, clients: int) -> dict[str, float]:
         ready = asyncio.Event()
         watch = asyncio.create_task(_watch_count(sim.url, rv, pods, ready))
         await ready.wait()
+        assert sim.proc is not None
+        cpu_before = _cpu_seconds(sim.proc.pid)
         bind_s = await _bind_all(sim.url, [f"pod-{i}" for i in range(pods)], clients)
         events, watch_s = await asyncio.wait_for(watch, 60)
+        server_cpu = _cpu_seconds(sim.proc.pid) - cpu_before
         # replay: a fresh watcher from the same RV reads the whole history at once
         ready2 = asyncio.Event()
         replayed, replay_s = await _watch_count(sim.url, rv, pods, ready2)
@@ -88,6 +102,7 @@ async def run(pods: int, clients: int) -> dict[str, float]:
         "clients": clients,
         "creates_per_s": pods / create_s,
         "binds_per_s": pods / bind_s,
+        "server_cpu_us_per_bind": server_cpu / pods * 1e6,
         "live_watch_events_per_s": events / max(watch_s, 1e-9),
         "replay_watch_events_per_s": replayed / max(replay_s, 1e-9),
     }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 BOOT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -101,6 +103,11 @@ class SimServer:
                     404,
                 )
             raise
+        except (ConnectionError, asyncio.CancelledError):
+            raise
+        except Exception as e:  # a bug here must still answer like kube-apiserver: a 500 Status
+            log.exception("internal error on %s %s", request.method, request.path)
+            return reply(errors.failure_status(500, "InternalError", f"Internal error: {e!r}"), 500)
 
     async def _stats(self, _: web.Request) -> web.Response:
         watchers = sum(len(ws) for ws in self.store.watchers.values())

@@ -133,3 +133,55 @@ async def test_history_ring_bound_expires_old_versions() -> None:
     assert events[0]["object"]["code"] == 410
     assert events[0]["object"]["reason"] == "Expired"
     assert ok[0]["type"] == "ADDED"
+
+
+async def test_namespace_delete_cascades_to_its_objects(
+    served: tuple[SimServer, aiohttp.ClientSession],
+) -> None:
+    """Deleting a namespace deletes its pods, and pod watchers see DELETED."""
+    server, session = served
+    await _post(session, "/api/v1/namespaces", {"metadata": {"name": "team"}})
+    await workload.create_all(server.url, workload.make_pods(2, namespace="team"))
+    rv = str(server.store.rv)
+    async with session.delete("/api/v1/namespaces/team") as resp:
+        assert resp.status == 200
+    events = await _events(session, "/api/v1/pods", 2, resourceVersion=rv)
+    assert sorted((e["type"], e["object"]["metadata"]["name"]) for e in events) == [
+        ("DELETED", "pod-0"),
+        ("DELETED", "pod-1"),
+    ]
+    async with session.get("/api/v1/namespaces/team/pods") as resp:
+        assert (await resp.json())["items"] == []
+
+
+async def test_unknown_paths_and_methods_answer_with_status(
+    served: tuple[SimServer, aiohttp.ClientSession],
+) -> None:
+    """Unknown resources are a 404 Status; a PUT on a collection is a 405 Status."""
+    _, session = served
+    async with session.get("/apis/apps/v1/deployments") as resp:
+        body = await resp.json()
+        assert resp.status == 404
+        assert body["kind"] == "Status"
+        assert body["reason"] == "NotFound"
+    async with session.put(PODS, json={}) as resp:
+        assert resp.status == 405
+        assert (await resp.json())["reason"] == "MethodNotAllowed"
+
+
+async def test_label_selector_watch_and_deletecollection(
+    served: tuple[SimServer, aiohttp.ClientSession],
+) -> None:
+    """A labelSelector watch sees only matching pods; deletecollection removes only those."""
+    server, session = served
+    rv = str(server.store.rv)
+    await workload.create_all(server.url, workload.make_pods(2, labels={"app": "a"}))
+    await workload.create_all(server.url, workload.make_pods(1, prefix="b-", labels={"app": "b"}))
+    events = await _events(
+        session, PODS, 3, resourceVersion=rv, labelSelector="app=b", timeoutSeconds="1"
+    )
+    assert [e["object"]["metadata"]["name"] for e in events] == ["b-0"]
+    async with session.delete(PODS, params={"labelSelector": "app=a"}) as resp:
+        assert len((await resp.json())["items"]) == 2
+    async with session.get(PODS) as resp:
+        assert [p["metadata"]["name"] for p in (await resp.json())["items"]] == ["b-0"]
