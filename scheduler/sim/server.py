@@ -131,13 +131,7 @@ class SimServer:
         sockets = getattr(server, "sockets", None) or []
         bound = sockets[0].getsockname()[1] if sockets else port
         self.url = f"http://{host}:{bound}"
-        cfg = self.faults.config
-        if cfg.drop_watches_every > 0:
-            self._tasks.append(
-                asyncio.create_task(self._every(cfg.drop_watches_every, self._drop_watches))
-            )
-        if cfg.compact_every > 0:
-            self._tasks.append(asyncio.create_task(self._every(cfg.compact_every, self._compact)))
+        self._tasks.append(asyncio.create_task(self._fault_clock()))
         return self.url
 
     async def stop(self) -> None:
@@ -166,11 +160,24 @@ class SimServer:
 
         return asyncio.run_coroutine_threadsafe(call(), self._loop).result()
 
-    @staticmethod
-    async def _every(period: float, action: Callable[[], None]) -> None:
+    async def _fault_clock(self, tick: float = 0.05) -> None:
+        """Drop watches and compact on schedule; reads the config every tick, so tests can
+        switch these faults on and off while the server runs."""
+        loop = asyncio.get_running_loop()
+        last_drop = last_compact = loop.time()
         while True:
-            await asyncio.sleep(period)
-            action()
+            await asyncio.sleep(tick)
+            now, cfg = loop.time(), self.faults.config
+            if cfg.drop_watches_every <= 0:
+                last_drop = now
+            elif now - last_drop >= cfg.drop_watches_every:
+                last_drop = now
+                self._drop_watches()
+            if cfg.compact_every <= 0:
+                last_compact = now
+            elif now - last_compact >= cfg.compact_every:
+                last_compact = now
+                self._compact()
 
     def _drop_watches(self) -> None:
         self.faults.count("watch_drops", self.store.close_watchers())
