@@ -160,6 +160,8 @@ class Api:
         if isinstance(target, dict):
             return reply(target)
         verb = self._verb(request, target)
+        if "dryRun" in request.query:  # refuse rather than silently write for real
+            raise errors.bad_request("dryRun is not supported by the emulator")
         if self.faults.config.latency > 0:
             await asyncio.sleep(self.faults.config.latency)
         self.faults.maybe_fail(verb)
@@ -226,8 +228,12 @@ class Api:
     async def _watch(self, request: web.Request, t: Target) -> web.StreamResponse:
         pred = self._selector(request, t)
         bookmarks = _truthy(request.query.get("allowWatchBookmarks"))
-        timeout = request.query.get("timeoutSeconds")
-        deadline = time.monotonic() + float(timeout) if timeout else None
+        try:
+            timeout = float(request.query.get("timeoutSeconds") or 0)
+        except ValueError:
+            raise errors.bad_request("timeoutSeconds must be a number") from None
+        deadline = time.monotonic() + timeout if timeout > 0 else None
+        initial = _truthy(request.query.get("sendInitialEvents"))
         resp = web.StreamResponse(headers={"Content-Type": JSON})
         resp.enable_chunked_encoding()
         try:
@@ -235,7 +241,7 @@ class Api:
                 t.rt,
                 t.namespace,
                 pred,
-                request.query.get("resourceVersion"),
+                "0" if initial else request.query.get("resourceVersion"),
                 transform=_table_lines(t.rt)
                 if tables.wants_table(request.headers.get("Accept", ""))
                 else None,
@@ -248,6 +254,8 @@ class Api:
             await resp.write(dumps({"type": "ERROR", "object": e.status()}) + b"\n")
             await resp.write_eof()
             return resp
+        if initial:
+            watcher.bookmark(self.store.rv, initial_events_end=True)
         try:
             await resp.prepare(request)
             next_bookmark = time.monotonic() + self.bookmark_interval

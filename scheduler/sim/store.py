@@ -163,13 +163,16 @@ class Watcher:
             self.close()
         self.wake.set()
 
-    def bookmark(self, rv: int) -> None:
-        """Queue a BOOKMARK carrying only kind, apiVersion and the resourceVersion."""
-        obj = {
-            "kind": self.rt.kind,
-            "apiVersion": self.rt.api_version,
-            "metadata": {"resourceVersion": str(rv)},
-        }
+    def bookmark(self, rv: int, *, initial_events_end: bool = False) -> None:
+        """Queue a BOOKMARK carrying only kind, apiVersion and the resourceVersion.
+
+        ``initial_events_end`` marks the end of the initial state of a
+        ``sendInitialEvents=true`` watch (client-go's WatchList), as kube annotates it.
+        """
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if initial_events_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        obj = {"kind": self.rt.kind, "apiVersion": self.rt.api_version, "metadata": meta}
         self.push(dumps({"type": "BOOKMARK", "object": obj}) + b"\n")
 
     def close(self) -> None:

@@ -185,3 +185,21 @@ async def test_label_selector_watch_and_deletecollection(
         assert len((await resp.json())["items"]) == 2
     async with session.get(PODS) as resp:
         assert [p["metadata"]["name"] for p in (await resp.json())["items"]] == ["b-0"]
+
+
+async def test_send_initial_events_ends_with_annotated_bookmark(
+    served: tuple[SimServer, aiohttp.ClientSession],
+) -> None:
+    """sendInitialEvents=true streams current objects, then the initial-events-end BOOKMARK."""
+    _, session = served
+    events = await _events(
+        session,
+        "/api/v1/nodes",
+        3,
+        sendInitialEvents="true",
+        resourceVersionMatch="NotOlderThan",
+        allowWatchBookmarks="true",
+    )
+    assert [e["type"] for e in events] == ["ADDED", "ADDED", "BOOKMARK"]
+    annotations = events[2]["object"]["metadata"]["annotations"]
+    assert annotations == {"k8s.io/initial-events-end": "true"}
