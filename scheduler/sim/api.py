@@ -301,6 +301,8 @@ class Api:
     async def _bind(self, request: web.Request, t: Target) -> web.StreamResponse:
         assert t.name is not None
         body = await _json_body(request)
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request must be a v1 Binding object")
         ns = t.namespace or "default"
         target = (body.get("target") or {}).get("name", "")
         uid = (body.get("metadata") or {}).get("uid")
@@ -343,6 +345,12 @@ class Api:
 
     async def _patch(self, request: web.Request, t: Target) -> web.StreamResponse:
         assert t.name is not None
+        if request.content_type not in patching.CONTENT_TYPES:
+            raise errors.ApiError(
+                415,
+                "UnsupportedMediaType",
+                f"the body of the request was in an unknown format: {request.content_type}",
+            )
         patch = await _json_body(request)
         old = self.store.get(t.rt, t.namespace or "", t.name)
         patched = patching.apply_patch(request.content_type, render(t.rt, old.obj), patch)

@@ -22,6 +22,7 @@ from scheduler.sim.errors import ApiError, bad_request
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
+CONTENT_TYPES = frozenset({MERGE_PATCH, STRATEGIC_MERGE_PATCH, JSON_PATCH})
 
 # field name -> patchMergeKey (from the core/v1 and meta/v1 Go types).
 MERGE_KEYS: dict[str, str] = {
