@@ -6,6 +6,7 @@ these records are already valid.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -21,6 +22,20 @@ class Operator(StrEnum):
     DOES_NOT_EXIST = "DoesNotExist"
     GT = "Gt"
     LT = "Lt"
+
+
+_INT64 = re.compile(r"[+-]?[0-9]+")
+
+
+def _go_int64(value: str | None) -> int | None:
+    """The label value as Go's strconv.ParseInt(v, 10, 64) reads it, or None.
+
+    Python's int() also takes "1_0", spaces and unbounded values, which kube never matches.
+    """
+    if value is None or not _INT64.fullmatch(value):
+        return None
+    number = int(value)
+    return number if -(2**63) <= number < 2**63 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +56,8 @@ class Requirement:
             return self.key in labels
         if op is Operator.DOES_NOT_EXIST:
             return self.key not in labels
-        value = labels.get(self.key)
-        if value is None:
-            return False
-        try:
-            have = int(value)
-        except ValueError:
+        have = _go_int64(labels.get(self.key))
+        if have is None:
             return False
         want = int(self.values[0])
         return have > want if op is Operator.GT else have < want

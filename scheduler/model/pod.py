@@ -62,7 +62,8 @@ class Pod:
 
     host_ports: tuple[HostPort, ...]
     images: tuple[str, ...]
-    """Normalized image names of all containers (``nginx`` → ``docker.io/library/nginx:latest``)."""
+    """Image names of all containers, normalized as kube's ImageLocality does (``:latest``
+    appended when there is no tag or digest)."""
     tolerations: tuple[Toleration, ...]
     node_selector: Mapping[str, str]
     required_node_affinity: NodeSelector | None

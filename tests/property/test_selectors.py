@@ -68,11 +68,6 @@ def test_gt_lt_never_match_a_non_numeric_label(value: str, want: int) -> None:
     assert not term("n", "Lt", [str(want)]).matches(labels)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="model.labels.Requirement.matches uses Python int(), which accepts '1_0' and "
-    "values beyond int64; kube's strconv.ParseInt(v, 10, 64) rejects both",
-)
 @pytest.mark.parametrize(
     "value",
     [
