@@ -267,3 +267,54 @@ def test_kubeconfig_loads_in_the_client(sim: SimServer, tmp_path: Any) -> None:
     api = kubernetes.config.new_client_from_config(config_file=str(path))
     with api:
         assert len(CoreV1Api(api).list_node().items) == 3
+
+
+def test_node_status_subresource(core: CoreV1Api) -> None:
+    """nodes/status patches conditions by type; a patch of the main node ignores status."""
+    cond = {"type": "Ready", "status": "False", "reason": "KubeletNotReady"}
+    core.patch_node_status("node-0", {"status": {"conditions": [cond]}})
+    core.patch_node(
+        "node-0", {"status": {"allocatable": {"cpu": "1"}}, "spec": {"unschedulable": True}}
+    )
+    node = core.read_node("node-0")
+    assert [(c.type, c.status) for c in node.status.conditions] == [("Ready", "False")]
+    assert node.status.allocatable["cpu"] == "4"
+    assert node.spec.unschedulable is True
+
+
+def test_workload_templates(core: CoreV1Api) -> None:
+    """Node zones/taints and pod hostPort/affinity/annotations survive a round trip."""
+    taint = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
+    for node in workload.make_nodes(2, prefix="z-", zones=["a", "b"], taints=[taint]):
+        core.create_node(node)
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": workload.ZONE_LABEL, "operator": "In", "values": ["b"]}
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+    pod = workload.make_pods(
+        1,
+        host_port=8080,
+        affinity=affinity,
+        scheduler_name="batch-scheduler",
+        annotations={"batch-scheduler.io/batching": "true"},
+    )[0]
+    created = core.create_namespaced_pod("default", pod)
+    zones = {
+        n.metadata.name: n.metadata.labels[workload.ZONE_LABEL]
+        for n in core.list_node(label_selector=workload.ZONE_LABEL).items
+    }
+    assert zones == {"z-0": "a", "z-1": "b"}
+    assert core.read_node("z-1").spec.taints[0].key == "dedicated"
+    assert created.spec.containers[0].ports[0].host_port == 8080
+    assert created.spec.affinity.node_affinity is not None
+    assert created.metadata.annotations == {"batch-scheduler.io/batching": "true"}
+    assert created.status.qos_class == "Burstable"
