@@ -148,9 +148,7 @@ def taint(key: str, value: str = "", effect: str = "NoSchedule") -> Raw:
     return {"key": key, "value": value, "effect": effect}
 
 
-def toleration(
-    key: str = "", value: str = "", effect: str = "", operator: str = "Equal"
-) -> Raw:
+def toleration(key: str = "", value: str = "", effect: str = "", operator: str = "Equal") -> Raw:
     out: Raw = {"key": key, "operator": operator}
     if value:
         out["value"] = value

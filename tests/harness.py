@@ -1,0 +1,145 @@
+"""Real parts, assembled small: a cluster, a profile and a Scheduler for unit and property tests."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.app.core import build_scheduler
+from scheduler.batching.signature import BatchingMode
+from scheduler.cache.cluster_state import ClusterState
+from scheduler.clock import FakeClock
+from scheduler.cycle.ports import BindDone, BindRequest, BindResult
+from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
+from scheduler.framework.config import SchedulerConfig, default_config, load_config
+from scheduler.framework.profile import Profile, build_profile
+from scheduler.model.node import Node
+from scheduler.model.parse import node_from_raw, pod_from_raw
+from scheduler.model.pod import Pod
+from scheduler.plugins import in_tree_registry
+
+Raw = dict[str, Any]
+
+
+def pods(*raws: Raw) -> list[Pod]:
+    return [pod_from_raw(r) for r in raws]
+
+
+def nodes(*raws: Raw) -> list[Node]:
+    return [node_from_raw(r) for r in raws]
+
+
+def cluster_of(node_raws: list[Raw], assigned: list[Raw] | None = None) -> ClusterState:
+    cluster = ClusterState()
+    for raw in node_raws:
+        cluster.add_node(node_from_raw(raw))
+    for raw in assigned or []:
+        cluster.add_pod(pod_from_raw(raw))
+    return cluster
+
+
+def profile_for(
+    cluster: ClusterState,
+    config: SchedulerConfig | None = None,
+    *,
+    seed: int = 0,
+) -> Profile:
+    config = config or default_config()
+    return build_profile(
+        config.profiles[0],
+        registry=in_tree_registry(),
+        snapshot=cluster.snapshot,
+        default_percentage=config.percentage_of_nodes_to_score,
+        rng=random.Random(seed),
+    )
+
+
+def config_with(**top: Any) -> SchedulerConfig:
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+    doc.update(top)
+    return load_config(doc)
+
+
+@dataclass
+class RecordingReporter:
+    """An in-memory Reporter."""
+
+    bound: list[tuple[str, str]] = field(default_factory=list)
+    unschedulable_messages: dict[str, str] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+
+    def scheduled(self, pod: Pod, node: str) -> None:
+        self.bound.append((pod.key, node))
+
+    def unschedulable(self, pod: Pod, message: str) -> None:
+        self.unschedulable_messages[pod.key] = message
+
+    def failed(self, pod: Pod, message: str) -> None:
+        self.failures[pod.key] = message
+
+
+@dataclass
+class ManualBinder:
+    """Holds binds until the test finishes them; ``auto`` binds (and confirms) at once."""
+
+    auto: bool = True
+    scheduler: Scheduler | None = None
+    pending: list[tuple[BindRequest, BindDone]] = field(default_factory=list)
+
+    def dispatch(self, request: BindRequest, done: BindDone) -> None:
+        if self.auto:
+            self.finish(request, done, BindResult.BOUND)
+        else:
+            self.pending.append((request, done))
+
+    def finish(
+        self, request: BindRequest, done: BindDone, result: BindResult, message: str = ""
+    ) -> None:
+        done(request, result, message)
+        if result is BindResult.BOUND and self.scheduler is not None:
+            self.scheduler.cluster.add_pod(request.pod)  # the watch confirms it
+
+
+def scheduler_for(
+    node_raws: list[Raw],
+    *,
+    mode: BatchingMode = BatchingMode.ALL,
+    config: SchedulerConfig | None = None,
+    auto_bind: bool = True,
+    seed: int = 0,
+    clock: FakeClock | None = None,
+    max_batch_age: float = 0.5,
+    fast_rescore: bool = True,
+    verify_ratio: float = 0.0,
+) -> tuple[Scheduler, ManualBinder, RecordingReporter]:
+    binder = ManualBinder(auto=auto_bind)
+    reporter = RecordingReporter()
+    scheduler = build_scheduler(
+        config or default_config(),
+        clock=clock or FakeClock(),
+        binder=binder,
+        reporter=reporter,
+        batching=BatchingSettings(
+            mode=mode,
+            max_batch_age=max_batch_age,
+            fast_rescore=fast_rescore,
+            verify_ratio=verify_ratio,
+        ),
+        seed=seed,
+    )
+    binder.scheduler = scheduler
+    for raw in node_raws:
+        scheduler.cluster.add_node(node_from_raw(raw))
+    return scheduler, binder, reporter
+
+
+def drain(scheduler: Scheduler) -> dict[str, str | None]:
+    """Pop and schedule everything queued once; pod key → node (None: not placed)."""
+    placed: dict[str, str | None] = {}
+    while group := scheduler.queue.try_pop_group():
+        for info in group:
+            scheduler.schedule_one(info)
+            assigned = scheduler.cluster.get_pod(info.pod.uid)
+            placed[info.pod.key] = assigned.node_name if assigned is not None else None
+    return placed

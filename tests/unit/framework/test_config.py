@@ -1,0 +1,143 @@
+"""KubeSchedulerConfiguration: what we run, and errors that name the unsupported field."""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduler.framework.config import ConfigError, default_config, load_config
+from tests.harness import cluster_of, profile_for
+
+HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+
+
+def test_defaults_match_kube_default_profile() -> None:
+    """Default profile: kube's filter/score plugins with kube's score weights."""
+    config = default_config()
+    weights = {p.name: p.weight for p in config.profiles[0].plugins}
+    assert weights["TaintToleration"] == 3
+    assert weights["NodeAffinity"] == 2
+    assert weights["PodTopologySpread"] == 2
+    assert weights["InterPodAffinity"] == 2
+    assert weights["NodeResourcesFit"] == 1
+    assert config.profiles[0].scheduler_name == "batch-scheduler"
+    assert config.pod_initial_backoff_seconds == 1.0
+    assert config.pod_max_backoff_seconds == 10.0
+
+
+def test_full_document_loads() -> None:
+    """Profiles, weights, args, percentage, backoff and leader election are all read."""
+    config = load_config(
+        {
+            **HEAD,
+            "percentageOfNodesToScore": 30,
+            "podInitialBackoffSeconds": 2,
+            "podMaxBackoffSeconds": 20,
+            "leaderElection": {
+                "leaderElect": True,
+                "leaseDuration": "20s",
+                "renewDeadline": "15s",
+                "retryPeriod": "3s",
+                "resourceNamespace": "batch",
+            },
+            "profiles": [
+                {
+                    "schedulerName": "packer",
+                    "plugins": {
+                        "score": {"enabled": [{"name": "NodeResourcesFit", "weight": 5}]},
+                        "multiPoint": {"disabled": [{"name": "ImageLocality"}]},
+                    },
+                    "pluginConfig": [
+                        {
+                            "name": "NodeResourcesFit",
+                            "args": {"scoringStrategy": {"type": "MostAllocated"}},
+                        }
+                    ],
+                }
+            ],
+        }
+    )
+    profile = config.profiles[0]
+    assert profile.scheduler_name == "packer"
+    assert {p.name: p.weight for p in profile.plugins}["NodeResourcesFit"] == 5
+    assert "ImageLocality" not in {p.name for p in profile.plugins}
+    assert config.leader_election.lease_duration == 20.0
+    assert config.leader_election.resource_namespace == "batch"
+    assert config.percentage_of_nodes_to_score == 30
+    built = profile_for(cluster_of([]), config)
+    assert built.scheduler_name == "packer"
+
+
+@pytest.mark.parametrize(
+    ("doc", "path"),
+    [
+        pytest.param({**HEAD, "extenders": []}, "extenders", id="unsupported-top-level-field"),
+        pytest.param({**HEAD, "apiVersion": "v1beta3"}, "apiVersion", id="wrong-api-version"),
+        pytest.param(
+            {**HEAD, "percentageOfNodesToScore": 101},
+            "percentageOfNodesToScore",
+            id="percentage-out-of-range",
+        ),
+        pytest.param(
+            {**HEAD, "profiles": [{"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}}]},
+            "profiles[0].plugins.filter.enabled[0].name",
+            id="unknown-plugin",
+        ),
+        pytest.param(
+            {
+                **HEAD,
+                "profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "VolumeBinding"}]}}}],
+            },
+            "profiles[0].plugins.multiPoint.enabled[0].name",
+            id="unsupported-plugin",
+        ),
+        pytest.param(
+            {**HEAD, "profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}]},
+            "profiles[1].schedulerName",
+            id="duplicate-profile",
+        ),
+        pytest.param(
+            {**HEAD, "leaderElection": {"leaseDuration": "soon"}},
+            "leaderElection.leaseDuration",
+            id="bad-duration",
+        ),
+        pytest.param(
+            {**HEAD, "leaderElection": {"resourceLock": "endpoints"}},
+            "leaderElection.resourceLock",
+            id="only-lease-locks",
+        ),
+        pytest.param(
+            {
+                **HEAD,
+                "profiles": [{"pluginConfig": [{"name": "NodeResourcesFit", "args": "fast"}]}],
+            },
+            "profiles[0].pluginConfig[0].args",
+            id="args-not-a-mapping",
+        ),
+    ],
+)
+def test_bad_config_names_the_field(doc: dict[str, object], path: str) -> None:
+    """Unsupported or malformed configuration is an error whose path names the field."""
+    with pytest.raises(ConfigError) as caught:
+        load_config(doc)
+    assert caught.value.path == path
+
+
+def test_bad_plugin_args_are_a_config_error() -> None:
+    """A plugin rejecting its args surfaces as a ConfigError naming the plugin's args."""
+    config = load_config(
+        {
+            **HEAD,
+            "profiles": [
+                {
+                    "pluginConfig": [
+                        {
+                            "name": "NodeResourcesFit",
+                            "args": {"scoringStrategy": {"type": "Fastest"}},
+                        }
+                    ]
+                }
+            ],
+        }
+    )
+    with pytest.raises(ConfigError, match="NodeResourcesFit"):
+        profile_for(cluster_of([]), config)
