@@ -77,6 +77,8 @@ class QueuedPodInfo:
     pool: Pool = Pool.ACTIVE
     unschedulable_plugins: frozenset[str] = frozenset()
     backoff_until: float = 0.0
+    failed_at: float = 0.0
+    """When its last attempt failed: backoff runs from there (kube's podInfo.Timestamp)."""
     pool_since: float = 0.0
     reported: set[str] = field(default_factory=set)
 
@@ -197,14 +199,15 @@ class SchedulingQueue:
         if info.pod.uid in self._pods:
             return  # updated meanwhile: the newer version is queued already
         info.unschedulable_plugins = plugins
-        self._enter(info, Pool.UNSCHEDULABLE, self.clock.now())
+        info.failed_at = self.clock.now()
+        self._enter(info, Pool.UNSCHEDULABLE, info.failed_at)
 
     def requeue_backoff(self, info: QueuedPodInfo) -> None:
         """An error or a failed bind: retry after the pod's backoff."""
         self._in_flight.discard(info.pod.uid)
         if info.pod.uid in self._pods:
             return
-        now = self.clock.now()
+        now = info.failed_at = self.clock.now()
         self._to_backoff_or_active(info, now)
 
     # -- cluster events and timers -----------------------------------------------------
@@ -248,7 +251,7 @@ class SchedulingQueue:
     # -- internals ---------------------------------------------------------------------
 
     def _to_backoff_or_active(self, info: QueuedPodInfo, now: float) -> None:
-        until = now + self.backoff_duration(info.attempts) if info.attempts else now
+        until = info.failed_at + self.backoff_duration(info.attempts) if info.attempts else now
         if until > now:
             info.backoff_until = until
             self._enter(info, Pool.BACKOFF, now)

@@ -1,0 +1,139 @@
+"""SchedulingQueue: priority order, signature runs, backoff and unschedulable wakeups."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from scheduler.clock import FakeClock
+from scheduler.model.parse import pod_from_raw
+from scheduler.model.pod import Pod
+from scheduler.queueing.scheduling_queue import ClusterEvent, SchedulingQueue
+from tests.builders import make_pod
+
+
+def _pod(name: str, priority: int = 0) -> Pod:
+    return pod_from_raw(make_pod(name, priority=priority))
+
+
+def _keys(queue: SchedulingQueue) -> list[list[str]]:
+    groups = []
+    while group := queue.try_pop_group():
+        groups.append([info.pod.name for info in group])
+    return groups
+
+
+def test_priority_then_arrival_order() -> None:
+    """Higher priority first; equal priority in the order pods arrived."""
+    clock = FakeClock()
+    queue = SchedulingQueue(clock=clock)
+    for name, priority in [("low1", 0), ("high", 10), ("low2", 0), ("mid", 5)]:
+        queue.add(_pod(name, priority), None)
+        clock.advance(1)
+    assert _keys(queue) == [["high"], ["mid"], ["low1"], ["low2"]]
+
+
+@pytest.mark.parametrize(
+    ("signatures", "groups"),
+    [
+        pytest.param("AAAA", [["p0", "p1", "p2", "p3"]], id="one-run"),
+        pytest.param("AABA", [["p0", "p1"], ["p2"], ["p3"]], id="runs-never-reorder"),
+        pytest.param("A-AA", [["p0"], ["p1"], ["p2", "p3"]], id="unsignable-pods-alone"),
+    ],
+)
+def test_groups_are_consecutive_runs(signatures: str, groups: list[list[str]]) -> None:
+    """A group is the head plus the pods right behind it with its signature and priority."""
+    clock = FakeClock()
+    queue = SchedulingQueue(clock=clock)
+    for i, sig in enumerate(signatures):
+        queue.add(_pod(f"p{i}"), None if sig == "-" else sig.encode())
+        clock.advance(1)
+    assert _keys(queue) == groups
+
+
+def test_group_size_is_bounded() -> None:
+    """max_group caps a run."""
+    queue = SchedulingQueue(clock=FakeClock(), max_group=2)
+    for i in range(5):
+        queue.add(_pod(f"p{i}"), b"A")
+    assert [len(g) for g in iter(queue.try_pop_group, [])] == [2, 2, 1]
+
+
+def test_backoff_doubles_to_the_cap_and_expires() -> None:
+    """Backoff is initial * 2^(attempts-1), capped; flush moves expired pods back."""
+    clock = FakeClock()
+    queue = SchedulingQueue(clock=clock, initial_backoff=1, max_backoff=4)
+    assert [queue.backoff_duration(n) for n in (1, 2, 3, 4)] == [1, 2, 4, 4]
+    queue.add(_pod("p"), None)
+    (info,) = queue.try_pop_group()
+    queue.requeue_backoff(info)
+    assert queue.pending()["backoff"] == 1
+    clock.advance(0.5)
+    queue.flush()
+    assert queue.try_pop_group() == []
+    clock.advance(0.6)
+    queue.flush()
+    assert [i.pod.name for i in queue.try_pop_group()] == ["p"]
+
+
+def test_unschedulable_pods_wait_for_a_helpful_event() -> None:
+    """A resource-starved pod wakes on node events, not on another pod being assigned."""
+    clock = FakeClock()
+    queue = SchedulingQueue(clock=clock, initial_backoff=1)
+    queue.add(_pod("p"), None)
+    (info,) = queue.try_pop_group()
+    queue.requeue_unschedulable(info, frozenset({"NodeResourcesFit"}))
+    assert queue.on_cluster_event(ClusterEvent.ASSIGNED_POD_ADD) == 0
+    clock.advance(2)  # past its backoff
+    assert queue.on_cluster_event(ClusterEvent.NODE_ADD) == 1
+    assert [i.pod.name for i in queue.try_pop_group()] == ["p"]
+
+
+def test_affinity_pods_wake_on_assigned_pods() -> None:
+    """A pod refused by InterPodAffinity may fit once another pod lands."""
+    clock = FakeClock()
+    queue = SchedulingQueue(clock=clock)
+    queue.add(_pod("p"), None)
+    (info,) = queue.try_pop_group()
+    queue.requeue_unschedulable(info, frozenset({"InterPodAffinity"}))
+    assert queue.on_cluster_event(ClusterEvent.ASSIGNED_POD_ADD) == 1
+
+
+def test_unschedulable_pods_are_flushed_after_the_interval() -> None:
+    """After max_unschedulable_seconds a pod is retried even without an event."""
+    clock = FakeClock()
+    queue = SchedulingQueue(clock=clock, max_unschedulable_seconds=300)
+    queue.add(_pod("p"), None)
+    (info,) = queue.try_pop_group()
+    queue.requeue_unschedulable(info, frozenset({"NodeResourcesFit"}))
+    clock.advance(299)
+    queue.flush()
+    assert queue.pending()["unschedulable"] == 1
+    clock.advance(20)
+    queue.flush()
+    assert queue.pending()["unschedulable"] == 0
+
+
+def test_update_and_delete_while_queued() -> None:
+    """An updated pod keeps one entry with the new version; a deleted pod is gone."""
+    queue = SchedulingQueue(clock=FakeClock())
+    queue.add(_pod("p"), None)
+    queue.add(_pod("q"), None)
+    newer = pod_from_raw(make_pod("p", labels={"v": "2"}))
+    queue.update(newer, None)
+    queue.delete(_pod("q").uid)
+    groups = list(iter(queue.try_pop_group, []))
+    assert [[i.pod.labels.get("v") for i in g] for g in groups] == [["2"]]
+    assert len(queue) == 0
+
+
+async def test_pop_group_waits_for_a_pod() -> None:
+    """pop_group blocks until a pod is added."""
+    queue = SchedulingQueue(clock=FakeClock())
+    waiter = asyncio.create_task(queue.pop_group())
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    queue.add(_pod("p"), None)
+    group = await asyncio.wait_for(waiter, timeout=1)
+    assert [i.pod.name for i in group] == ["p"]
