@@ -1,1 +1,241 @@
-"""metrics."""
+"""Prometheus metrics: one `Metrics` instance owns every collector.
+
+Collectors live on an instance with its own `CollectorRegistry`, not in the
+process-global default registry, so nothing happens at import time and two
+schedulers (or two tests) in one process never share counts. The composition
+root creates one `Metrics`, hands it to the layers that record, and serves
+`Metrics.render` on ``/metrics`` with `CONTENT_TYPE`.
+
+Names, help texts, label names and buckets are kube-scheduler's where a
+counterpart exists (kubernetes/kubernetes ``pkg/scheduler/metrics/metrics.go``,
+including KEP-5598's ``scheduler_batch_*`` family), so kube-scheduler dashboards
+read this scheduler too. Metrics with no kube counterpart carry the
+``batch_scheduler_`` prefix. Closed label-value sets are in
+`scheduler.metrics.labels`.
+
+`Metrics.render` leaves out prometheus_client's ``*_created`` samples: kube
+does not expose them, and switching them off globally would touch process state.
+
+A leaf package: it imports nothing else from ``scheduler``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.metrics_core import Metric
+
+from scheduler.metrics import labels
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = ["CONTENT_TYPE", "Metrics", "exponential_buckets", "labels"]
+
+#: The ``Content-Type`` of `Metrics.render`'s output.
+CONTENT_TYPE: str = CONTENT_TYPE_LATEST
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
+    """``count`` upper bounds ``start * factor**i`` (Go's ``metrics.ExponentialBuckets``)."""
+    if start <= 0 or factor <= 1 or count < 1:
+        raise ValueError(f"exponential_buckets({start}, {factor}, {count}): bad arguments")
+    return tuple(start * factor**i for i in range(count))
+
+
+class Metrics:
+    """Every collector of the scheduler, registered in `registry`.
+
+    Record with the collectors directly, passing label values from
+    `scheduler.metrics.labels` where the set is closed, e.g.
+    ``metrics.batch_cache_flushed.labels(profile=p, reason=BatchFlushReason.EXPIRED).inc()``.
+    """
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+
+        # --- kube-scheduler: scheduling attempts and queue ----------------------
+        self.schedule_attempts = Counter(
+            "scheduler_schedule_attempts_total",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
+            "could not be scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"],
+            registry=r,
+        )
+        self.scheduling_attempt_duration = Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ["result", "profile"],
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
+        self.pod_scheduling_sli_duration = Histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
+            "queue and might involve multiple scheduling attempts.",
+            ["attempts"],
+            buckets=exponential_buckets(0.01, 2, 20),
+            registry=r,
+        )
+        self.pending_pods = Gauge(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type. 'active' means number of pods in "
+            "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number "
+            "of pods in unschedulablePods that the scheduler attempted to schedule and failed; "
+            "'gated' is the number of unschedulable pods that the scheduler never attempted to "
+            "schedule because they are gated.",
+            ["queue"],
+            registry=r,
+        )
+        self.framework_extension_point_duration = Histogram(
+            "scheduler_framework_extension_point_duration_seconds",
+            "Latency for running all plugins of a specific extension point.",
+            ["extension_point", "status", "profile"],
+            buckets=exponential_buckets(0.0001, 2, 12),
+            registry=r,
+        )
+        self.queue_incoming_pods = Counter(
+            "scheduler_queue_incoming_pods_total",
+            "Number of pods added to scheduling queues by event and queue type.",
+            ["queue", "event"],
+            registry=r,
+        )
+        self.unschedulable_pods = Gauge(
+            "scheduler_unschedulable_pods",
+            "The number of unschedulable pods broken down by plugin name. A pod will increment "
+            "the gauge for all plugins that caused it to not schedule and so this metric have "
+            "meaning only when broken down by plugin.",
+            ["plugin", "profile"],
+            registry=r,
+        )
+
+        # --- kube-scheduler: KEP-5598 opportunistic batching --------------------
+        self.batch_attempts = Counter(
+            "scheduler_batch_attempts_total",
+            "Counts of results when we attempt to use batching.",
+            ["profile", "result"],
+            registry=r,
+        )
+        self.batch_cache_flushed = Counter(
+            "scheduler_batch_cache_flushed_total",
+            "Counts of cache flushes by reason.",
+            ["profile", "reason"],
+            registry=r,
+        )
+        self.get_node_hint_duration = Histogram(
+            "scheduler_get_node_hint_duration_seconds",
+            "Latency for getting a node hint.",
+            ["hinted", "profile"],
+            buckets=exponential_buckets(0.00001, 2, 12),
+            registry=r,
+        )
+        self.store_schedule_results_duration = Histogram(
+            "scheduler_store_schedule_results_duration_seconds",
+            "Latency for storing scheduling results.",
+            ["profile"],
+            buckets=exponential_buckets(0.00001, 2, 12),
+            registry=r,
+        )
+        self.batch_rescore_attempts = Counter(
+            "scheduler_batch_rescore_attempts_total",
+            "Counts of rescore attempts during opportunistic batching.",
+            ["profile"],
+            registry=r,
+        )
+        self.batch_rescore_duration = Histogram(
+            "scheduler_batch_rescore_duration_seconds",
+            "Latency for rescoring a node during opportunistic batching.",
+            ["profile"],
+            buckets=exponential_buckets(0.00001, 2, 12),
+            registry=r,
+        )
+
+        # --- ours ----------------------------------------------------------------
+        self.batch_divergence = Counter(
+            "batch_scheduler_batch_divergence_total",
+            "Batched placements that differ from what a full pass would choose, by kind.",
+            ["kind"],
+            registry=r,
+        )
+        self.unsignable_pods = Counter(
+            "batch_scheduler_unsignable_pods_total",
+            "Pods that could not be signed for batching, by the plugin that refused.",
+            ["plugin"],
+            registry=r,
+        )
+        self.batching_disabled = Gauge(
+            "batch_scheduler_batching_disabled",
+            "1 when a profile cannot batch because the named plugin cannot sign pods.",
+            ["profile", "plugin"],
+            registry=r,
+        )
+        self.binds = Counter(
+            "batch_scheduler_binds_total",
+            "Bind API calls by result: success, conflict (409) or error.",
+            ["result"],
+            registry=r,
+        )
+        self.bind_duration = Histogram(
+            "batch_scheduler_bind_duration_seconds",
+            "Latency of the bind API call in seconds.",
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
+        self.is_leader = Gauge(
+            "batch_scheduler_is_leader",
+            "1 while this replica holds the leader lease, else 0.",
+            registry=r,
+        )
+        self.cache_nodes = Gauge(
+            "batch_scheduler_cache_nodes",
+            "Number of nodes in the scheduler cache.",
+            registry=r,
+        )
+        self.cache_pods = Gauge(
+            "batch_scheduler_cache_pods",
+            "Number of pods (assigned and assumed) in the scheduler cache.",
+            registry=r,
+        )
+        self.group_size = Histogram(
+            "batch_scheduler_group_size",
+            "Pods taken from the queue together as one same-signature group.",
+            buckets=exponential_buckets(1, 2, 9),  # 1, 2, 4, ..., 256
+            registry=r,
+        )
+        self.bad_objects = Counter(
+            "batch_scheduler_bad_objects_total",
+            "Objects rejected as malformed (and skipped), by kind.",
+            ["kind"],
+            registry=r,
+        )
+
+    def observe_attempt(self, result: labels.Result, profile: str, seconds: float) -> None:
+        """Record one scheduling attempt: count it and observe its duration."""
+        self.schedule_attempts.labels(result=result, profile=profile).inc()
+        self.scheduling_attempt_duration.labels(result=result, profile=profile).observe(seconds)
+
+    def render(self) -> bytes:
+        """The Prometheus text exposition of this instance's registry."""
+        return generate_latest(_WithoutCreated(self.registry))
+
+
+class _WithoutCreated:
+    """A view of a registry whose counters and histograms lack ``*_created`` samples."""
+
+    __slots__ = ("_registry",)
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+
+    def collect(self) -> Iterator[Metric]:
+        for family in self._registry.collect():
+            created = family.name + "_created"
+            if not any(sample.name == created for sample in family.samples):
+                yield family
+                continue
+            trimmed = Metric(family.name, family.documentation, family.type, family.unit)
+            trimmed.samples = [s for s in family.samples if s.name != created]
+            yield trimmed

@@ -1,0 +1,129 @@
+"""Closed sets of metric label values, as `StrEnum`s.
+
+A label value typed as an enum cannot be misspelt at a call site, and a closed
+set keeps series cardinality bounded. Members are `str`, so they go straight
+into ``collector.labels(...)`` and compare equal to the plain string.
+
+Where kube-scheduler has the same label, the values are byte-for-byte its
+values (kubernetes/kubernetes ``pkg/scheduler/metrics/metrics.go`` and, for the
+KEP-5598 batching values, ``pkg/scheduler/framework/runtime/batch.go``), so
+dashboards and alerts written for kube-scheduler work unchanged. Values that
+are ours are marked as such.
+
+A leaf module: it imports nothing else from ``scheduler``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum, unique
+
+__all__ = [
+    "BatchAttempt",
+    "BatchFlushReason",
+    "BindResult",
+    "DivergenceKind",
+    "ExtensionPoint",
+    "Hinted",
+    "QueueName",
+    "Result",
+]
+
+
+@unique
+class Result(StrEnum):
+    """``result`` of scheduler_schedule_attempts_total and the attempt duration (kube)."""
+
+    SCHEDULED = "scheduled"
+    UNSCHEDULABLE = "unschedulable"  # no feasible node: the pod's problem
+    ERROR = "error"  # an internal scheduler problem
+
+
+@unique
+class QueueName(StrEnum):
+    """``queue`` of scheduler_pending_pods and scheduler_queue_incoming_pods_total (kube)."""
+
+    ACTIVE = "active"
+    BACKOFF = "backoff"
+    UNSCHEDULABLE = "unschedulable"
+    GATED = "gated"  # has scheduling gates; never attempted
+
+
+@unique
+class ExtensionPoint(StrEnum):
+    """``extension_point`` of scheduler_framework_extension_point_duration_seconds (kube).
+
+    kube names normalization ``ScoreExtensionNormalize`` in this label, so
+    NORMALIZE_SCORE carries that value rather than the method's name.
+    """
+
+    PRE_FILTER = "PreFilter"
+    FILTER = "Filter"
+    PRE_SCORE = "PreScore"
+    SCORE = "Score"
+    NORMALIZE_SCORE = "ScoreExtensionNormalize"
+    BIND = "Bind"
+    SIGN = "Sign"  # KEP-5598's SignPod
+
+
+@unique
+class BatchAttempt(StrEnum):
+    """``result`` of scheduler_batch_attempts_total (kube, KEP-5598)."""
+
+    HINT_USED = "hint_used"  # the hinted node was chosen: a batched placement
+    HINT_NOT_USED = "hint_not_used"  # a hint was given but failed its recheck
+    NO_HINT = "no_hint"  # batch state absent or incompatible: full pass
+
+
+@unique
+class Hinted(StrEnum):
+    """``hinted`` of scheduler_get_node_hint_duration_seconds (kube, KEP-5598)."""
+
+    HINT = "hint"
+    NO_HINT = "no_hint"
+
+
+@unique
+class BatchFlushReason(StrEnum):
+    """``reason`` of scheduler_batch_cache_flushed_total: why batch state was dropped.
+
+    The first group is kube's; the last two are ours, for invalidations kube
+    does not need because its binding cycle and informer work differently.
+    """
+
+    # kube (pkg/scheduler/metrics/metrics.go, BatchFlush* constants)
+    POD_SKIPPED = "pod_skipped"  # cycle count not last + 1: another pod ran in between
+    POD_FAILED = "pod_failed"  # the last cycle did not succeed
+    POD_NOMINATED = "pod_nominated"  # the pod has a nominated node
+    POD_INCOMPATIBLE = "pod_incompatible"  # signature differs or pod unsignable
+    POD_NOT_BATCHABLE = "pod_not_batchable"  # full pass for an unsignable pod: nothing stored
+    EXPIRED = "expired"  # state older than maxBatchAge
+    NODE_MISSING = "node_missing"  # last chosen node gone from the snapshot
+    NODE_NOT_FULL = "node_not_full"  # last chosen node still fits (kube before rescoring)
+    EMPTY_LIST = "empty_list"  # no other feasible nodes left to hint
+    PRESCORE_ERROR = "prescore_error"  # rescore: PreScore failed
+    RESCORE_ERROR = "rescore_error"  # rescore: Score failed
+    NORMALIZE_ERROR = "normalize_error"  # rescore: NormalizeScore failed
+    # ours
+    BIND_FAILED = "bind_failed"  # an async bind to a node in the state failed
+    NODE_CHANGED = "node_changed"  # a watch event changed a node in the state
+
+
+@unique
+class DivergenceKind(StrEnum):
+    """``kind`` of batch_scheduler_batch_divergence_total (ours).
+
+    How a batched placement differed from the one a full pass would have made,
+    wherever the scheduler compares the two.
+    """
+
+    HINT_INFEASIBLE = "hint_infeasible"  # the hint failed a Filter plugin
+    LOWER_SCORE = "lower_score"  # feasible, but a full pass found a better node
+
+
+@unique
+class BindResult(StrEnum):
+    """``result`` of batch_scheduler_binds_total (ours)."""
+
+    SUCCESS = "success"
+    CONFLICT = "conflict"  # 409: already bound or changed under us
+    ERROR = "error"  # any other API failure
