@@ -143,4 +143,7 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"sim: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # e.g. the port is taken
+        print(f"sim: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
+        return 1
     return 0
