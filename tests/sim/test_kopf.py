@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import kopf
 import kubernetes
 from kubernetes.client import CoreV1Api
 
 from scheduler.sim import workload
+from scheduler.sim.faults import FaultConfig
 from scheduler.sim.server import SimServer, run_in_thread
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
 TOKEN = "kopf-token"
+Seen = list[tuple[str, str | None, str]]
 
 
 def _wait(cond: Callable[[], bool], timeout: float = 10.0) -> bool:
@@ -29,14 +30,13 @@ def _wait(cond: Callable[[], bool], timeout: float = 10.0) -> bool:
     return cond()
 
 
-def test_kopf_sees_pod_and_node_events_and_posts_events() -> None:
-    """A kopf operator gets ADDED/MODIFIED/DELETED for pods and nodes and posts an Event."""
-    seen: list[tuple[str, str | None, str]] = []
+@contextlib.contextmanager
+def _operator(server: SimServer) -> Iterator[tuple[CoreV1Api, Seen]]:
+    """Run a kopf operator (pods and nodes on.event) in a thread against ``server``."""
+    seen: Seen = []
     registry = kopf.OperatorRegistry()
     stop = threading.Event()
-    ready = threading.Event()
-
-    with run_in_thread(SimServer(nodes=1, token=TOKEN)) as url:
+    with run_in_thread(server) as url:
 
         @kopf.on.login(registry=registry)
         def login(**_: Any) -> kopf.ConnectionInfo:
@@ -60,13 +60,7 @@ def test_kopf_sees_pod_and_node_events_and_posts_events() -> None:
 
         def operator() -> None:
             asyncio.run(
-                kopf.operator(
-                    registry=registry,
-                    clusterwide=True,
-                    standalone=True,
-                    stop_flag=stop,
-                    ready_flag=ready,
-                )
+                kopf.operator(registry=registry, clusterwide=True, standalone=True, stop_flag=stop)
             )
 
         thread = threading.Thread(target=operator, daemon=True)
@@ -76,32 +70,52 @@ def test_kopf_sees_pod_and_node_events_and_posts_events() -> None:
         )
         try:
             with kubernetes.client.ApiClient(config) as api:
-                core = CoreV1Api(api)
-                assert _wait(lambda: ("node", None, "node-0") in seen), seen
-                core.create_namespaced_pod("default", workload.make_pods(1)[0])
-                core.create_node(workload.make_nodes(1, prefix="extra-")[0])
-                assert _wait(lambda: ("pod", "ADDED", "pod-0") in seen), seen
-                core.patch_namespaced_pod("pod-0", "default", {"metadata": {"labels": {"x": "1"}}})
-                core.patch_node("extra-0", {"metadata": {"labels": {"x": "1"}}})
-                core.delete_namespaced_pod("pod-0", "default")
-                core.delete_node("extra-0")
-                expected = [
-                    ("pod", "MODIFIED", "pod-0"),
-                    ("pod", "DELETED", "pod-0"),
-                    ("node", "ADDED", "extra-0"),
-                    ("node", "MODIFIED", "extra-0"),
-                    ("node", "DELETED", "extra-0"),
-                ]
-                assert _wait(lambda: all(e in seen for e in expected)), seen
-
-                def posted() -> list[Any]:
-                    return core.list_namespaced_event(
-                        "default", field_selector="involvedObject.name=pod-0,reason=Seen"
-                    ).items
-
-                assert _wait(lambda: bool(posted())), "kopf did not post its event"
-                assert posted()[0].message == "seen by kopf"
+                yield CoreV1Api(api), seen
         finally:
             stop.set()
             thread.join(timeout=15)
         assert not thread.is_alive(), "kopf did not stop"
+
+
+def test_kopf_sees_pod_and_node_events_and_posts_events() -> None:
+    """A kopf operator gets ADDED/MODIFIED/DELETED for pods and nodes and posts an Event."""
+    with _operator(SimServer(nodes=1, token=TOKEN)) as (core, seen):
+        assert _wait(lambda: ("node", None, "node-0") in seen), seen
+        core.create_namespaced_pod("default", workload.make_pods(1)[0])
+        core.create_node(workload.make_nodes(1, prefix="extra-")[0])
+        assert _wait(lambda: ("pod", "ADDED", "pod-0") in seen), seen
+        core.patch_namespaced_pod("pod-0", "default", {"metadata": {"labels": {"x": "1"}}})
+        core.patch_node("extra-0", {"metadata": {"labels": {"x": "1"}}})
+        core.delete_namespaced_pod("pod-0", "default")
+        core.delete_node("extra-0")
+        expected = [
+            ("pod", "MODIFIED", "pod-0"),
+            ("pod", "DELETED", "pod-0"),
+            ("node", "ADDED", "extra-0"),
+            ("node", "MODIFIED", "extra-0"),
+            ("node", "DELETED", "extra-0"),
+        ]
+        assert _wait(lambda: all(e in seen for e in expected)), seen
+
+        def posted() -> list[Any]:
+            return core.list_namespaced_event(
+                "default", field_selector="involvedObject.name=pod-0,reason=Seen"
+            ).items
+
+        assert _wait(lambda: bool(posted())), "kopf did not post its event"
+        assert posted()[0].message == "seen by kopf"
+
+
+def test_kopf_recovers_from_dropped_watches_and_compaction() -> None:
+    """With watches dropped and history compacted often, kopf still sees every new pod."""
+    faults = FaultConfig(drop_watches_every=0.3, compact_every=0.2)
+    server = SimServer(nodes=1, token=TOKEN, faults=faults)
+    with _operator(server) as (core, seen):
+        assert _wait(lambda: ("node", None, "node-0") in seen), seen
+        for pod in workload.make_pods(8):
+            core.create_namespaced_pod("default", pod)
+            time.sleep(0.1)
+        names = {f"pod-{i}" for i in range(8)}
+        assert _wait(lambda: names <= {n for kind, _, n in seen if kind == "pod"}), seen
+    assert server.faults.counters["watch_drops"] >= 2
+    assert server.faults.counters["compactions"] >= 2
