@@ -6,7 +6,7 @@ Keys are typed (``StateKey[T]``) so a read returns what was written without cast
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -27,17 +27,18 @@ class CycleState:
     __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
-        self._data: dict[StateKey[object], object] = {}
+        self._data: dict[StateKey[Any], object] = {}
         self.skip_filter_plugins: set[str] = set()
         """Plugins whose PreFilter returned Skip: their Filter is not run this cycle."""
         self.skip_score_plugins: set[str] = set()
         """Plugins whose PreScore returned Skip: their Score is not run this cycle."""
 
     def write(self, key: StateKey[T], value: T) -> None:
-        self._data[cast("StateKey[object]", key)] = value
+        self._data[key] = value
 
     def read(self, key: StateKey[T]) -> T | None:
-        return cast("T | None", self._data.get(cast("StateKey[object]", key)))
+        # Per node on the hot path: no cast() calls, the key's type parameter is the proof.
+        return self._data.get(key)  # type: ignore[return-value]
 
     def clone(self) -> CycleState:
         other = CycleState()

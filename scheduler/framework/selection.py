@@ -29,17 +29,7 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
 
 
 def pick_top(totals: Sequence[int], rng: random.Random) -> int:
-    """Index of a highest total; ties broken uniformly at random (reservoir sampling)."""
-    best = -(2**63)
-    chosen = -1
-    ties = 0
-    for index, total in enumerate(totals):
-        if total > best:
-            best = total
-            chosen = index
-            ties = 1
-        elif total == best:
-            ties += 1
-            if rng.randrange(ties) == 0:
-                chosen = index
-    return chosen
+    """Index of a highest total; ties broken uniformly at random (kube samples a reservoir)."""
+    best = max(totals)
+    ties = [index for index, total in enumerate(totals) if total == best]
+    return ties[0] if len(ties) == 1 else rng.choice(ties)

@@ -58,7 +58,10 @@ class NodeResourcesBalancedAllocation:
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         self.resources = parse_resources(args)
         self._scorer = helpers.ResourceAllocationScorer(
-            self.resources, use_requested=True, scorer=helpers.balanced_resource_scorer
+            self.resources,
+            use_requested=True,
+            scorer=helpers.balanced_resource_scorer,
+            pair_scorer=helpers.balanced_pair_scorer,
         )
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> st.Status:

@@ -199,6 +199,10 @@ def parse_resource_specs(value: object, where: str) -> tuple[ResourceSpec, ...]:
 # -- the resource-allocation scorer (noderesources/resource_allocation.go) --------------------
 
 Scorer = Callable[[list[int], list[int]], int]
+PairScorer = Callable[[int, int, int, int], int]
+"""A Scorer specialised to (cpu, memory): requested cpu, allocatable cpu, requested memory,
+allocatable memory. The default resources are exactly these two, and this path, per node in
+every full pass, is the scheduler's hottest; it must return what the Scorer returns."""
 """(requested, allocatable) per configured resource → node score; allocatable 0 = skip."""
 
 _CPU, _MEMORY, _EPHEMERAL, _SCALAR, _NONE = range(5)
@@ -226,15 +230,29 @@ class ResourceAllocationScorer:
     is left out of the score.
     """
 
-    __slots__ = ("_allocatable", "_kinds", "_requested", "_scorer", "resources", "use_requested")
+    __slots__ = (
+        "_allocatable",
+        "_kinds",
+        "_pair",
+        "_requested",
+        "_scorer",
+        "resources",
+        "use_requested",
+    )
 
     def __init__(
-        self, resources: Sequence[ResourceSpec], *, use_requested: bool, scorer: Scorer
+        self,
+        resources: Sequence[ResourceSpec],
+        *,
+        use_requested: bool,
+        scorer: Scorer,
+        pair_scorer: PairScorer | None = None,
     ) -> None:
         self.resources = tuple(resources)
         self.use_requested = use_requested
         self._scorer = scorer
         self._kinds = tuple(_kind(r.name) for r in self.resources)
+        self._pair = pair_scorer if self._kinds == (_CPU, _MEMORY) else None
         # Scratch rows reused for every node: scoring is synchronous, one node at a time.
         self._requested = [0] * len(self.resources)
         self._allocatable = [0] * len(self.resources)
@@ -259,6 +277,14 @@ class ResourceAllocationScorer:
             return 0
         allocatable = node.allocatable
         used = node_info.requested if self.use_requested else node_info.non_zero_requested
+        pair = self._pair
+        if pair is not None:
+            return pair(
+                used.milli_cpu + pod_requests[0],
+                allocatable.milli_cpu,
+                used.memory + pod_requests[1],
+                allocatable.memory,
+            )
         plain = node_info.requested
         requested_row = self._requested
         allocatable_row = self._allocatable
@@ -296,6 +322,25 @@ def least_allocated_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
                 node_score += go_div((cap - req) * MAX_NODE_SCORE, cap) * weight
             weight_sum += weight
         return go_div(node_score, weight_sum) if weight_sum else 0
+
+    return scorer
+
+
+def least_allocated_pair_scorer(resources: Sequence[ResourceSpec]) -> PairScorer:
+    """least_allocated_scorer for (cpu, memory), unrolled (all operands are non-negative)."""
+    cpu_weight, memory_weight = (r.weight for r in resources)
+
+    def scorer(cpu: int, cpu_cap: int, memory: int, memory_cap: int) -> int:
+        node_score = weight_sum = 0
+        if cpu_cap:
+            if cpu <= cpu_cap:
+                node_score += (cpu_cap - cpu) * MAX_NODE_SCORE // cpu_cap * cpu_weight
+            weight_sum += cpu_weight
+        if memory_cap:
+            if memory <= memory_cap:
+                node_score += (memory_cap - memory) * MAX_NODE_SCORE // memory_cap * memory_weight
+            weight_sum += memory_weight
+        return node_score // weight_sum if weight_sum else 0
 
     return scorer
 
@@ -363,6 +408,15 @@ def requested_to_capacity_ratio_scorer(
         return (2 * node_score + weight_sum) // (2 * weight_sum)
 
     return scorer
+
+
+def balanced_pair_scorer(cpu: int, cpu_cap: int, memory: int, memory_cap: int) -> int:
+    """balanced_resource_scorer for (cpu, memory), unrolled with the same float steps."""
+    if cpu_cap and memory_cap:
+        first = min(float(cpu) / float(cpu_cap), 1.0)
+        second = min(float(memory) / float(memory_cap), 1.0)
+        return int((1 - abs((first - second) / 2)) * float(MAX_NODE_SCORE))
+    return MAX_NODE_SCORE  # one fraction or none: std 0
 
 
 def balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> int:

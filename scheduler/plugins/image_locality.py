@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from scheduler.framework import status as st
 from scheduler.framework.interfaces import MAX_NODE_SCORE
 from scheduler.plugins import helpers, names
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable
+    from collections.abc import Hashable, Sequence
 
     from scheduler.cache.node_info import NodeInfo
     from scheduler.framework.cycle_state import CycleState
@@ -58,6 +59,14 @@ class ImageLocality:
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         helpers.check_fields(args, "ImageLocalityArgs", ())
         self._handle = handle
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> st.Status:
+        # No node has any of the pod's images: every score would be 0, so skip the per-node
+        # work (kube scores anyway; the totals are the same).
+        snapshot = self._handle.snapshot
+        if not any(snapshot.image_num_nodes(image) for image in pod.images):
+            return st.SKIP
+        return st.SUCCESS
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         node = node_info.node

@@ -154,14 +154,17 @@ class NodeResourcesFit:
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         self.args = parse_args(args)
         a = self.args
+        pair: helpers.PairScorer | None = None
         if a.strategy == MOST_ALLOCATED:
             scorer = helpers.most_allocated_scorer(a.resources)
         elif a.strategy == REQUESTED_TO_CAPACITY_RATIO:
             scorer = helpers.requested_to_capacity_ratio_scorer(a.resources, a.shape)
         else:
             scorer = helpers.least_allocated_scorer(a.resources)
+            if len(a.resources) == 2:
+                pair = helpers.least_allocated_pair_scorer(a.resources)
         self._scorer = helpers.ResourceAllocationScorer(
-            a.resources, use_requested=False, scorer=scorer
+            a.resources, use_requested=False, scorer=scorer, pair_scorer=pair
         )
 
     def _ignored(self, name: str) -> bool:

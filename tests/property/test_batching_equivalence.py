@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from scheduler.batching.signature import BatchingMode
@@ -41,7 +41,7 @@ def _run(
     return drain(scheduler), scheduler
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(sizes=one_pod_node_sizes, extra=st.integers(0, 3))
 def test_one_pod_per_node_identical_without_ties(sizes: list[tuple[int, int]], extra: int) -> None:
     """3-CPU pods that fill a node each: on and off place every pod on the same node."""
