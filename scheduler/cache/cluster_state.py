@@ -162,10 +162,11 @@ class ClusterState:
         info = self._infos.get(node_name)
         if info is None or info.node is None:
             raise CacheError(f"cannot assume pod {pod.key} on unknown node {node_name!r}")
-        placed = dataclasses.replace(pod, node_name=NodeName(node_name))
+        placed = pod.with_node_name(NodeName(node_name))
         self._pods[pod.uid] = _PodState(placed, assumed=True)
         self._assumed[pod.uid] = None
         info.add_pod(placed)
+        self._track_affinity(info, placed)
         return placed
 
     def forget(self, uid: str) -> Pod | None:
@@ -248,11 +249,19 @@ class ClusterState:
             info = NodeInfo()  # a ghost until the node itself arrives
             self._infos[pod.node_name] = info
         info.add_pod(pod)
+        self._track_affinity(info, pod)
+
+    def _track_affinity(self, info: NodeInfo, pod: Pod) -> None:
+        # Only pods with (anti-)affinity change the snapshot's affinity index: the common
+        # pod costs one attribute test here, and InterPodAffinity never scans every node.
+        if pod.has_pod_affinity or pod.has_pod_anti_affinity:
+            self.snapshot.track_affinity(info)
 
     def _detach(self, pod: Pod) -> None:
         info = self._infos.get(pod.node_name)
         if info is None:
             return
         info.remove_pod(pod.uid)
+        self._track_affinity(info, pod)
         if info.node is None and not info.pods:
             del self._infos[pod.node_name]  # the last pod of a ghost went

@@ -20,7 +20,15 @@ _NO_LABELS: Mapping[str, str] = {}
 
 
 class Snapshot:
-    __slots__ = ("_by_name", "_image_nodes", "_namespace_labels", "_order", "_order_dirty")
+    __slots__ = (
+        "_affinity",
+        "_anti_affinity",
+        "_by_name",
+        "_image_nodes",
+        "_namespace_labels",
+        "_order",
+        "_order_dirty",
+    )
 
     def __init__(self) -> None:
         self._by_name: dict[str, NodeInfo] = {}
@@ -28,6 +36,9 @@ class Snapshot:
         self._order_dirty = False
         self._image_nodes: dict[str, int] = {}
         self._namespace_labels: dict[str, Mapping[str, str]] = {}
+        self._affinity: dict[int, NodeInfo] = {}
+        """NodeInfos holding pods with pod (anti-)affinity, keyed by id (ghosts included)."""
+        self._anti_affinity: dict[int, NodeInfo] = {}
 
     @classmethod
     def of(
@@ -62,10 +73,15 @@ class Snapshot:
         return info if info is not None and info.node is not None else None
 
     def have_pods_with_affinity(self) -> list[NodeInfo]:
-        return [info for info in self.node_infos if info.pods_with_affinity]
+        """Nodes holding pods with any pod (anti-)affinity term (an index, not a scan)."""
+        return self._indexed(self._affinity)
 
     def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
-        return [info for info in self.node_infos if info.pods_with_required_anti_affinity]
+        return self._indexed(self._anti_affinity)
+
+    def _indexed(self, index: dict[int, NodeInfo]) -> list[NodeInfo]:
+        # Ghosts (node deleted, pods not yet) stay indexed but are not nodes to schedule on.
+        return [info for info in index.values() if info.node is not None]
 
     def image_num_nodes(self, image: str) -> int:
         """How many nodes report the (normalized) image."""
@@ -80,6 +96,7 @@ class Snapshot:
         """Register ``info`` (its node may be None for now) and count its images."""
         self._by_name[info.name] = info
         self._order_dirty = True
+        self.track_affinity(info)
         if info.node is not None:
             self._count_images(info.node.images, +1)
 
@@ -95,6 +112,18 @@ class Snapshot:
         if info.node is not None:
             self._count_images(info.node.images, +1)
         self._order_dirty = True
+
+    def track_affinity(self, info: NodeInfo) -> None:
+        """``info`` gained or lost a pod with pod (anti-)affinity: update the index."""
+        key = id(info)
+        if info.pods_with_affinity:
+            self._affinity[key] = info
+        else:
+            self._affinity.pop(key, None)
+        if info.pods_with_required_anti_affinity:
+            self._anti_affinity[key] = info
+        else:
+            self._anti_affinity.pop(key, None)
 
     def set_namespace_labels(self, namespace: str, labels: Mapping[str, str] | None) -> None:
         if labels is None:

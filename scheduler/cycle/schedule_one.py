@@ -55,6 +55,8 @@ class CycleStats:
     unschedulable: int = 0
     errors: int = 0
     decision_seconds: float = 0.0
+    batched_seconds: float = 0.0
+    """Decision time of the cycles placed by a hint (recheck included)."""
     verified: int = 0
     divergences: int = 0
 
@@ -169,6 +171,8 @@ class Scheduler:
             self.stats.full_passes += 1
         elapsed = time.perf_counter() - started
         self.stats.decision_seconds += elapsed
+        if outcome.__class__ is ScheduleResult and outcome.node is hinted:
+            self.stats.batched_seconds += elapsed
         if isinstance(outcome, ScheduleResult):
             if batch is not None:
                 batch.store_schedule_results(

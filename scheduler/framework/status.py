@@ -6,7 +6,7 @@ a passing Filter allocates nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import IntEnum
 
 
@@ -48,7 +48,7 @@ class Status:
         return ", ".join(self.reasons)
 
     def with_plugin(self, plugin: str) -> Status:
-        return self if self.plugin == plugin else replace(self, plugin=plugin)
+        return self if self.plugin == plugin else Status(self.code, self.reasons, plugin)
 
 
 SUCCESS = Status()

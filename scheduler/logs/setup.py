@@ -168,9 +168,10 @@ def configure_logging(
             structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
         ],
         logger_factory=structlog.stdlib.LoggerFactory(),
-        wrapper_class=structlog.stdlib.BoundLogger,
-        # Not cached: a logger used before this call (or before a second call)
-        # must still pick up the current configuration.
+        # Below-level calls return at once: per-pod debug/info lines on the hot path cost
+        # nothing when the level is higher. Not cached, so a logger made before this call
+        # (module-level ones) follows the configuration in force when it logs.
+        wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
         cache_logger_on_first_use=False,
     )
 

@@ -6,7 +6,7 @@ ports, normalized image names), so the per-node hot path never touches raw dicts
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -79,6 +79,15 @@ class Pod:
     has_resource_claims: bool
     """Uses DRA resource claims (not supported yet)."""
 
+    def with_node_name(self, node_name: str) -> Pod:
+        """A copy placed on ``node_name`` (assume). Per pod on the hot path, so it copies
+        the slots directly instead of going through dataclasses.replace and __init__."""
+        placed = object.__new__(Pod)
+        for name in _POD_SLOTS:
+            object.__setattr__(placed, name, getattr(self, name))
+        object.__setattr__(placed, "node_name", node_name)
+        return placed
+
     @property
     def batching_annotation(self) -> str | None:
         return self.annotations.get(BATCHING_ANNOTATION)
@@ -95,3 +104,6 @@ class Pod:
     def terminal(self) -> bool:
         """Succeeded or Failed: consumes nothing on its node."""
         return self.phase in ("Succeeded", "Failed")
+
+
+_POD_SLOTS = tuple(f.name for f in fields(Pod))

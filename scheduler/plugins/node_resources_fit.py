@@ -177,12 +177,16 @@ class NodeResourcesFit:
 
     def _request(self, pod: Pod) -> _Request:
         r = pod.requests
-        scalar = tuple(
-            sorted(
-                (name, amount)
-                for name, amount in r.scalar.items()
-                if amount and helpers.is_scalar_resource_name(name) and not self._ignored(name)
+        scalar = (
+            tuple(
+                sorted(
+                    (name, amount)
+                    for name, amount in r.scalar.items()
+                    if amount and helpers.is_scalar_resource_name(name) and not self._ignored(name)
+                )
             )
+            if r.scalar
+            else ()
         )
         return _Request(r.milli_cpu, r.memory, r.ephemeral_storage, scalar)
 
