@@ -1,0 +1,54 @@
+"""Contracts every in-tree plugin keeps (Go's ``var _ X = &Y{}``, as tests)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from scheduler.cache.cluster_state import ClusterState
+from scheduler.framework.interfaces import FilterPlugin, ScorePlugin, SignPlugin
+from scheduler.framework.profile import Profile
+from scheduler.plugins import in_tree_registry, names
+
+PLUGIN_DIR = Path(__file__).resolve().parents[3] / "scheduler" / "plugins"
+REGISTRY = in_tree_registry()
+
+
+def _profile() -> Profile:
+    return Profile(
+        scheduler_name="contracts",
+        plugins=(),
+        registry=REGISTRY,
+        plugin_args={},
+        snapshot=ClusterState().snapshot,
+    )
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_registered_name_is_the_plugins_own(name: str) -> None:
+    """The registry key is the plugin's name, byte for byte kube-scheduler's."""
+    plugin = REGISTRY[name]({}, _profile())
+    assert plugin.name == name
+    assert name in names.IN_TREE
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_filtering_or_scoring_plugins_sign(name: str) -> None:
+    """Every plugin that filters or scores implements Sign (KEP-5598)."""
+    plugin = REGISTRY[name]({}, _profile())
+    assert isinstance(plugin, FilterPlugin | ScorePlugin)
+    assert isinstance(plugin, SignPlugin)
+
+
+@pytest.mark.parametrize("path", sorted(PLUGIN_DIR.glob("*.py")), ids=lambda p: p.name)
+def test_plugins_are_synchronous(path: Path) -> None:
+    """Plugins contain no ``async def`` and no ``await``: they run inside an await-free cycle."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    offending = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.AsyncFunctionDef | ast.Await | ast.AsyncFor | ast.AsyncWith)
+    ]
+    assert offending == []
