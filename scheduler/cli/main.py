@@ -154,6 +154,9 @@ def _run(args: argparse.Namespace) -> int:
     from scheduler.kube.controller.settings import ControllerOptions
     from scheduler.logs.setup import configure_logging
 
+    if args.kubeconfig is not None and not args.kubeconfig.is_file():
+        print(f"batch-scheduler: --kubeconfig: no such file: {args.kubeconfig}", file=sys.stderr)
+        return 2
     try:
         settings = SchedulerSettings(
             kubeconfig=args.kubeconfig,
