@@ -32,7 +32,7 @@ import logging
 import signal
 import socket
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scheduler import logs
 from scheduler.app.core import build_scheduler
@@ -50,7 +50,6 @@ from scheduler.metrics import Metrics
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
-    from typing import Any
 
     from scheduler.app.settings import SchedulerSettings
     from scheduler.cycle.loop import Gate
@@ -104,6 +103,7 @@ class Runtime:
         # everything does.
         if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
             logging.getLogger("kopf.objects").setLevel(logging.WARNING)
+        _quiet_kopf_watch_finalizer(asyncio.get_running_loop())
         kubeconfig = str(settings.kubeconfig) if settings.kubeconfig is not None else None
         client = await create_client(kubeconfig)
         binder = Binder(client, concurrency=settings.bind_concurrency)
@@ -235,6 +235,36 @@ class Runtime:
         await asyncio.sleep(0.2)
         if not self._stopping:
             self._install_signals()
+
+
+_ASYNCGEN_CLOSE_ERROR = "an error occurred during closing of asynchronous generator"
+
+
+def _quiet_kopf_watch_finalizer(loop: asyncio.AbstractEventLoop) -> None:
+    """Log kopf's watch-generator finalization error as one debug line, not a traceback.
+
+    When kopf stops while a watch generator is suspended at ``yield``, the generator is only
+    closed by the loop's shutdown (``shutdown_asyncgens``), and kopf's ``streaming_block``
+    then raises "generator didn't stop after athrow()" (kopf 1.45). Nothing is lost: kopf
+    and its connections are already stopped. Every other error keeps the previous handler.
+    The handler stays installed past :meth:`Runtime.run`, because that shutdown comes after.
+    """
+    previous = loop.get_exception_handler()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        generator = context.get("asyncgen")
+        if (
+            str(context.get("message", "")).startswith(_ASYNCGEN_CLOSE_ERROR)
+            and getattr(generator, "__qualname__", "") == "infinite_watch"
+        ):
+            log.debug("kopf_watch_close_error", error=repr(context.get("exception")))
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
 
 
 async def _cancel(*tasks: asyncio.Task[None]) -> None:

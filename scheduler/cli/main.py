@@ -64,6 +64,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds between reconciling LISTs (0: off)",
     )
 
+    demo = commands.add_parser(
+        "demo", help="emulated cluster + workload + this scheduler, with a report"
+    )
+    demo.add_argument("--nodes", type=int, default=200, help="emulated 4-CPU nodes")
+    demo.add_argument(
+        "--pods", type=int, default=1200, help="pods: one job per node (up to half), rest web"
+    )
+    demo.add_argument(
+        "--compare", action="store_true", help="run batching off, then on, and compare"
+    )
+    demo.add_argument("--batching", type=_batching, default=BatchingMode.ANNOTATED)
+
     simulate = commands.add_parser(
         "simulate", help="placements for a YAML snapshot of Nodes and Pods, offline"
     )
@@ -94,6 +106,8 @@ def main(argv: list[str] | None = None) -> None:
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "run":
         return _run(args)
+    if args.command == "demo":
+        return _demo(args)
     if args.command == "simulate":
         return _simulate(args)
     if args.command == "sim":
@@ -189,5 +203,29 @@ def _run(args: argparse.Namespace) -> int:
         from scheduler import logs
 
         logs.get_logger(__name__).exception("scheduler_failed")
+        return 1
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from scheduler.app import demo
+    from scheduler.logs.setup import configure_logging
+
+    configure_logging(fmt="console", level="warning", stream=sys.stderr)
+    try:
+        demo.Workload.plan(args.nodes, args.pods)
+    except ValueError as exc:
+        print(f"batch-scheduler: {exc}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(
+            demo.demo(nodes=args.nodes, pods=args.pods, compare=args.compare, mode=args.batching)
+        )
+    except KeyboardInterrupt:
+        return 130
+    except RuntimeError as exc:
+        print(f"batch-scheduler: {exc}", file=sys.stderr)
         return 1
     return 0
