@@ -13,9 +13,12 @@ import pytest
 from e2e_support import BATCHING, SCHEDULER, SchedulerProcess, wait_for
 
 from scheduler.sim import workload
+from scheduler.sim.discovery import PODS
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from scheduler.sim.server import SimServer
 
 pytestmark = pytest.mark.e2e
 
@@ -149,3 +152,29 @@ def test_bad_pod_is_reported_with_its_field_and_others_still_scheduled(
     assert wait_for(lambda: _all_bound(core, "fine-", 2))
     assert scheduler.metric("batch_scheduler_bad_objects_total", kind="Pod") == 1
     assert core.read_namespaced_pod("bad-0", NS).spec.node_name is None
+
+
+def test_pod_deleted_during_a_watch_gap_leaves_the_cache_by_reconcile(
+    sim: SimServer, core: kubernetes.client.CoreV1Api, scheduler: SchedulerProcess
+) -> None:
+    """A delete hidden by a 410 re-list (no DELETED event) is caught by the periodic LIST."""
+    _create(core, workload.make_pods(1, prefix="ghost-", scheduler_name=SCHEDULER))
+    assert wait_for(lambda: _all_bound(core, "ghost-", 1))
+    cached = "batch_scheduler_cache_pods"
+    assert wait_for(lambda: scheduler.metric(cached) == _assigned_count(core))
+    before = scheduler.metric(cached)
+
+    def vanish() -> None:
+        # Atomically on the emulator's loop: no watcher sees the delete, and resuming from
+        # any earlier version yields 410 Gone, so kopf re-lists instead.
+        sim.store.close_watchers()
+        sim.store.delete(PODS, NS, "ghost-0")
+        sim.store.compact()
+
+    sim.run_sync(vanish)
+    assert wait_for(lambda: scheduler.metric(cached) == before - 1, timeout=10)
+    assert "reconcile_removed" in scheduler.log_events()
+
+
+def _assigned_count(core: kubernetes.client.CoreV1Api) -> int:
+    return sum(1 for p in core.list_pod_for_all_namespaces().items if p.spec.node_name)

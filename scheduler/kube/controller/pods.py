@@ -125,10 +125,9 @@ class PodEvents:
         self.versions.pop(uid, None)
         self._bad.pop(uid, None)
         scheduler.queue.delete(uid)
-        assumed = scheduler.cluster.is_assumed(uid)
-        removed = scheduler.cluster.remove_pod(uid)
-        if removed is not None and not assumed:
-            # It held resources on a node (assumed ones end in their bind's 404).
+        # An assumed pod goes too (its bind then ends in a 404, a no-op forget): either way
+        # its resources are free now, which may help an unschedulable pod.
+        if scheduler.cluster.remove_pod(uid) is not None:
             self._event(ClusterEvent.ASSIGNED_POD_DELETE)
 
     # -- classification --------------------------------------------------------------------
