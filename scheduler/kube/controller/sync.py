@@ -17,6 +17,9 @@ and names with what we hold and removes the missing ones, except
 * pods we assumed (pending in the API until their binding lands; the bind's outcome or the
   assume TTL resolves them).
 
+The first reconcile runs soon after start: an object deleted between our initial LIST and
+kopf's own never gets a DELETED event either.
+
 Neighbours: ``pods``/``nodes`` (where listed objects are applied and removed), ``operator``
 (runs :meth:`CacheSync.initial` before kopf and :meth:`CacheSync.reconcile_forever` beside
 it), ``kube.client`` (the LISTs).
@@ -43,6 +46,8 @@ PODS = "/api/v1/pods"
 NODES = "/api/v1/nodes"
 PAGE = 500
 """Objects per LIST page (``limit``): bounds one response's size on big clusters."""
+FIRST_RECONCILE = 10.0
+"""Seconds after start of the first reconcile (then every ``interval``)."""
 
 
 class Synced:
@@ -130,8 +135,12 @@ class CacheSync:
         """Reconcile every ``interval`` seconds until cancelled (``interval`` 0: never)."""
         if self.interval <= 0:
             return
+        # The first one comes early: an object deleted between our initial LIST and kopf's
+        # own is in the cache but will never get a DELETED event.
+        delay = min(self.interval, FIRST_RECONCILE)
         while True:
-            await asyncio.sleep(self.interval)
+            await asyncio.sleep(delay)
+            delay = self.interval
             try:
                 await self.reconcile()
             except errors.ApiError as exc:
