@@ -1,0 +1,244 @@
+"""RBAC grants exactly what the code calls: nothing missing, nothing extra, no wildcards.
+
+How the calls are known, honestly: ``CALLS`` below is a hand-written table of every request
+the scheduler makes (module, HTTP method, path template). Two static scans of
+``scheduler/kube/**/*.py`` keep the table true: every API path literal in the code (f-strings
+rendered with ``{}`` for their fields) must be in the table for that module and vice versa,
+and so must every HTTP method literal passed to a call. kopf's watches come from the
+``kopf.on.event(version, plural)`` calls in the controller (list + watch each). The table is
+then turned into (API group, resource, verb) triples and compared with the ClusterRole and
+Role.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+from deploy_support import ROOT, one
+
+from scheduler.kube.controller.settings import ControllerOptions, operator_settings
+
+KUBE = ROOT / "scheduler" / "kube"
+HTTP_METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"}
+LEASE = "/apis/coordination.k8s.io/v1/namespaces/{}/leases/{}"
+
+# (module under scheduler/kube, method, path template, the template is a literal in the code)
+CALLS: list[tuple[str, str, str, bool]] = [
+    # initial LIST and periodic reconcile
+    ("controller/sync.py", "GET", "/api/v1/pods", True),
+    ("controller/sync.py", "GET", "/api/v1/nodes", True),
+    # bind
+    ("binder.py", "POST", "/api/v1/namespaces/{}/pods/{}/binding", True),
+    # PodScheduled=False condition, Scheduled/FailedScheduling events
+    ("reporter.py", "PATCH", "/api/v1/namespaces/{}/pods/{}/status", True),
+    ("reporter.py", "POST", "/api/v1/namespaces/{}/events", True),
+    # leader election: read, write (optimistic PUT, also the release), create when absent
+    ("leader.py", "GET", LEASE, True),
+    ("leader.py", "PUT", LEASE, True),
+    ("leader.py", "POST", LEASE.rsplit("/", 1)[0], False),  # path.rsplit("/", 1)[0]
+]
+KOPF_WATCHES = {("", "pods"), ("", "nodes")}
+"""(group, plural) of the controller's kopf.on.event handlers: list + watch each."""
+
+VERB = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+def _render(node: ast.AST) -> str | None:
+    """A str constant, or an f-string with ``{}`` for each field; None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):  # implicit concatenation is already one node
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            else:
+                parts.append("{}")
+        return "".join(parts)
+    return None
+
+
+def _modules(root: Path) -> dict[str, ast.Module]:
+    return {
+        str(path.relative_to(root)): ast.parse(path.read_text(encoding="utf-8"))
+        for path in sorted(root.rglob("*.py"))
+    }
+
+
+def _not_literals(tree: ast.Module) -> set[int]:
+    """ids of string nodes that are not a path of their own: docstrings (prose) and the
+    pieces of an f-string (the f-string as a whole is rendered)."""
+    out = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            out.add(id(body[0].value))
+        if isinstance(node, ast.JoinedStr):
+            out.update(id(child) for child in ast.walk(node) if child is not node)
+    return out
+
+
+def api_paths(tree: ast.Module) -> set[str]:
+    """Every API path template written in the module."""
+    skip = _not_literals(tree)
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        text = _render(node)
+        if text is not None and text.startswith(("/api/", "/apis/")):
+            found.add(text)
+    return found
+
+
+def http_methods(tree: ast.Module) -> set[str]:
+    """HTTP methods passed as the first argument of any call (``request("POST", ...)``)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and first.value in HTTP_METHODS:
+                found.add(str(first.value))
+    return found
+
+
+def kopf_handlers(tree: ast.Module) -> list[tuple[str, list[Any]]]:
+    """(``on.<kind>``, constant positional args) of every ``kopf.on.<kind>(...)`` call."""
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        owner = node.func.value
+        if (
+            isinstance(owner, ast.Attribute)
+            and owner.attr == "on"
+            and isinstance(owner.value, ast.Name)
+            and owner.value.id == "kopf"
+        ):
+            args = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            found.append((node.func.attr, args))
+    return found
+
+
+def permission(method: str, path: str) -> tuple[str, str, str]:
+    """(API group, resource[/subresource], verb) that ``method path`` needs."""
+    parts = path.strip("/").split("/")
+    if parts[0] == "api":
+        group, rest = "", parts[2:]
+    else:
+        group, rest = parts[1], parts[3:]
+    if rest[0] == "namespaces" and len(rest) > 2:
+        rest = rest[2:]
+    resource, named = rest[0], len(rest) > 1
+    if len(rest) > 2:
+        resource += "/" + rest[2]
+    verb = "list" if method == "GET" and not named else VERB[method]
+    return group, resource, verb
+
+
+def required() -> set[tuple[str, str, str]]:
+    needed = {permission(method, path) for _, method, path, _ in CALLS}
+    for group, plural in KOPF_WATCHES:
+        needed |= {(group, plural, "list"), (group, plural, "watch")}
+    return needed
+
+
+def granted(role: dict[str, Any]) -> set[tuple[str, str, str]]:
+    return {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+def test_every_api_path_in_the_code_is_in_the_table() -> None:
+    """The path literals of scheduler/kube match CALLS module by module (both ways)."""
+    modules = _modules(KUBE)
+    found = {(name, path) for name, tree in modules.items() for path in api_paths(tree)}
+    table = {(name, path) for name, _, path, literal in CALLS if literal}
+    assert found == table
+    for name, _, _, _ in CALLS:
+        assert name in modules, f"scheduler/kube/{name} is gone: update CALLS"
+
+
+def test_every_http_method_in_the_code_is_in_the_table() -> None:
+    """The HTTP methods each kube module passes to a call match CALLS (both ways)."""
+    modules = _modules(KUBE)
+    found = {(name, m) for name, tree in modules.items() for m in http_methods(tree)}
+    # client.py names the idempotent methods in a set, not in calls; it issues none itself.
+    table = {(name, method) for name, method, _, _ in CALLS}
+    assert found == table
+
+
+def test_no_api_paths_outside_kube_and_sim() -> None:
+    """Only scheduler/kube talks to the API (sim serves it; the demo goes through kube)."""
+    package = ROOT / "scheduler"
+    for name, tree in _modules(package).items():
+        if name.startswith(("kube/", "sim/")):
+            continue
+        assert not api_paths(tree), f"scheduler/{name} builds API paths"
+
+
+def test_kopf_watches_only_pods_and_nodes_and_writes_nothing() -> None:
+    """kopf: login + on.event for v1 pods and nodes; no posting, no resource scanning."""
+    handlers = kopf_handlers(_modules(KUBE)["controller/operator.py"])
+    assert sorted(kind for kind, _ in handlers) == ["event", "event", "login"]
+    watched = {
+        ("" if args[0] == "v1" else args[0].split("/")[0], args[1])
+        for kind, args in handlers
+        if kind == "event"
+    }
+    assert watched == KOPF_WATCHES
+    settings = operator_settings(ControllerOptions())
+    assert settings.posting.enabled is False  # else kopf would write Events of its own
+    assert settings.scanning.disabled is True  # else it would list/watch CRDs and namespaces
+    assert settings.peering.standalone is True  # else it would need KopfPeering objects
+
+
+def test_permission_mapping() -> None:
+    """The path → permission rules on the cases that matter (a check of the checker)."""
+    assert permission("GET", "/api/v1/pods") == ("", "pods", "list")
+    assert permission("POST", "/api/v1/namespaces/{}/pods/{}/binding") == (
+        "",
+        "pods/binding",
+        "create",
+    )
+    assert permission("GET", LEASE) == ("coordination.k8s.io", "leases", "get")
+    collection = LEASE.rsplit("/", 1)[0]
+    assert permission("POST", collection) == ("coordination.k8s.io", "leases", "create")
+
+
+def test_roles_grant_exactly_what_the_code_needs() -> None:
+    """ClusterRole + Role = the calls' permissions; leases only in the namespaced Role."""
+    cluster_role, role = one("ClusterRole"), one("Role")
+    assert granted(cluster_role) | granted(role) == required()
+    assert granted(role) == {p for p in required() if p[1] == "leases"}
+    assert not granted(cluster_role) & granted(role)
+
+
+def test_lease_access_is_limited_by_name_where_rbac_allows() -> None:
+    """get/update name the one Lease; only create (name in the body) is unrestricted."""
+    for rule in one("Role")["rules"]:
+        if set(rule["verbs"]) == {"create"}:
+            assert "resourceNames" not in rule
+        else:
+            assert rule["resourceNames"] == ["batch-scheduler"]
+            assert set(rule["verbs"]) <= {"get", "update"}
+
+
+@pytest.mark.parametrize("kind", ["ClusterRole", "Role"])
+def test_no_wildcards_secrets_or_non_resource_urls(kind: str) -> None:
+    """No '*', no secrets or configmaps, no nonResourceURLs, no escalation verbs."""
+    for rule in one(kind)["rules"]:
+        for key in ("apiGroups", "resources", "verbs", "resourceNames"):
+            assert "*" not in rule.get(key, []), (kind, rule)
+        assert "nonResourceURLs" not in rule
+        assert not {"secrets", "configmaps"} & set(rule["resources"])
+        assert not {"escalate", "bind", "impersonate", "delete", "deletecollection"} & set(
+            rule["verbs"]
+        )
