@@ -8,7 +8,7 @@ binds, median of 5): this client 2145 binds/s, ``kubernetes.aio``'s typed
 ``create_namespaced_pod_binding`` 1146/s (its response model cannot even parse the Status a
 bind returns, so it must run without preload), its raw ``call_api`` 1458/s. The generated
 layers (pydantic validation, header/param sanitising) cost more than the HTTP itself;
-``tests/kube/measure_clients.py`` reproduces the figures. The same code path serves the emulator
+``python -m bench.clients`` reproduces the figures. The same code path serves the emulator
 (a kubeconfig it wrote) and a real cluster.
 
 Contract of :meth:`ApiClient.request`: a JSON object back on 2xx, an exception from

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 import kubernetes
@@ -28,17 +27,3 @@ def core(sim: SimServer) -> Iterator[kubernetes.client.CoreV1Api]:
     config = kubernetes.client.Configuration(host=sim.url)
     with kubernetes.client.ApiClient(config) as api:
         yield kubernetes.client.CoreV1Api(api)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _main_thread_loop() -> Iterator[None]:
-    """Own the main thread's default loop and close it at the end.
-
-    pytest-asyncio 1.5 otherwise creates one when a sync test runs before an async one
-    and never closes it; with filterwarnings=error that ResourceWarning fails the session.
-    """
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    yield
-    asyncio.set_event_loop(None)
-    loop.close()

@@ -1,6 +1,6 @@
 """Bind throughput of the candidate API clients against the emulator (not a test).
 
-Run: ``.venv/bin/python tests/kube/measure_clients.py [pods] [concurrency] [repeats]``.
+Run: ``.venv/bin/python -m bench.clients [pods] [concurrency] [repeats]``.
 For each client a fresh ``SimProcess`` (own process, so its CPU is not ours) gets
 ``pods`` pending pods up front; the client then binds all of them with ``concurrency``
 binds in flight and the binds/s are printed (median over repeats). Candidates:
