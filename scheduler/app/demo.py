@@ -5,9 +5,9 @@ Steps, per batching mode:
 1. start the emulator in its own process (``sim.process.SimProcess``; it keeps the API
    server's CPU off our event loop) with ``--nodes`` default nodes (4 CPU, 32Gi);
 2. create the workload over HTTP with ``sim.workload``: "job" pods, one per node (3 CPU on a
-   4-CPU node), annotated ``batch-scheduler.io/batching: "true"``, and "web" pods
-   (100m / 500Mi, several per node), not annotated; at most 8 web pods per node, so every
-   pod fits whatever the order;
+   4-CPU node), and "web" pods (100m / 500Mi, several per node), all annotated
+   ``batch-scheduler.io/batching: "true"``; at most 8 web pods per node, so every pod fits
+   whatever the order;
 3. run ``app.runtime.Runtime`` in this process through the kubeconfig the emulator wrote —
    the same kopf watch, binder, reporter and loop as ``run`` — until every pod is bound,
    with a progress bar;
@@ -91,6 +91,7 @@ class Workload:
             memory="500Mi",
             scheduler_name=DEFAULT_SCHEDULER_NAME,
             labels={"app": "web"},
+            annotations={BATCHING_ANNOTATION: "true"},
         )
         return jobs + web
 
@@ -224,7 +225,7 @@ async def demo(
     plan = Workload.plan(nodes, pods)
     out.print(
         f"[bold]{plan.nodes}[/] nodes (4 CPU), [bold]{plan.jobs}[/] job pods (3 CPU, batching "
-        f"annotation), [bold]{plan.web}[/] web pods (100m/500Mi)"
+        f"annotation), [bold]{plan.web}[/] web pods (100m/500Mi, batching annotation)"
     )
     if mode is BatchingMode.OFF and compare:
         mode = BatchingMode.ANNOTATED

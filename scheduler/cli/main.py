@@ -58,6 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-batch-age", type=float, default=0.5, help="seconds a batch state may be reused"
     )
     run.add_argument(
+        "--batching-verify-ratio",
+        type=float,
+        default=0.0,
+        metavar="R",
+        help="fraction of hinted pods that also get a full pass, to count divergences",
+    )
+    run.add_argument(
         "--resync-interval",
         type=float,
         default=60.0,
@@ -176,7 +183,11 @@ def _run(args: argparse.Namespace) -> int:
             kubeconfig=args.kubeconfig,
             config_file=args.config,
             scheduler_name=args.scheduler_name,
-            batching=BatchingOptions(mode=args.batching, max_batch_age=args.max_batch_age),
+            batching=BatchingOptions(
+                mode=args.batching,
+                max_batch_age=args.max_batch_age,
+                verify_ratio=args.batching_verify_ratio,
+            ),
             bind_concurrency=args.bind_concurrency,
             metrics_addr=args.metrics_addr,
             leader_elect=args.leader_elect,
