@@ -1,1 +1,41 @@
-"""framework."""
+"""The plugin contract and the runner (kube-scheduler's framework and runtime).
+
+The names below are the plugin-author surface: protocols for the extension points we run,
+Status and Code, CycleState with typed keys, and the score bounds. A test pins ``__all__``.
+"""
+
+from scheduler.framework.cycle_state import CycleState, StateKey
+from scheduler.framework.interfaces import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    FilterPlugin,
+    Handle,
+    NormalizeScorePlugin,
+    Plugin,
+    PluginArgs,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    SignPlugin,
+)
+from scheduler.framework.status import SKIP, SUCCESS, Code, Status
+
+__all__ = [
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
+    "SKIP",
+    "SUCCESS",
+    "Code",
+    "CycleState",
+    "FilterPlugin",
+    "Handle",
+    "NormalizeScorePlugin",
+    "Plugin",
+    "PluginArgs",
+    "PreFilterPlugin",
+    "PreScorePlugin",
+    "ScorePlugin",
+    "SignPlugin",
+    "StateKey",
+    "Status",
+]
