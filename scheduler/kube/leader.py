@@ -206,16 +206,7 @@ class LeaderElector:
             "renewTime": wall,
             "leaseTransitions": transitions if ours else transitions + 1,
         }
-        body = {
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": {
-                "name": self.config.resource_name,
-                "namespace": self.config.resource_namespace,
-                "resourceVersion": self._observed_rv,
-            },
-            "spec": new_spec,
-        }
+        body = self._lease_body(new_spec)
         try:
             written = await self._api.request(
                 "PUT", self._path, body=body, timeout=timeout, retries=0
@@ -258,14 +249,9 @@ class LeaderElector:
         self._observed_rv = (written.get("metadata") or {}).get("resourceVersion")
         self._renewed_at = sent
 
-    async def _release(self) -> None:
-        """Give the Lease up so a follower need not wait for expiry (best effort)."""
-        spec = dict(self._observed_spec or {})
-        if spec.get("holderIdentity") != self.identity:
-            return
-        wall = micro_time()
-        spec.update(holderIdentity="", leaseDurationSeconds=1, renewTime=wall, acquireTime=wall)
-        body = {
+    def _lease_body(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """A Lease to PUT over the one we observed (its resourceVersion: optimistic lock)."""
+        return {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
             "metadata": {
@@ -275,6 +261,15 @@ class LeaderElector:
             },
             "spec": spec,
         }
+
+    async def _release(self) -> None:
+        """Give the Lease up so a follower need not wait for expiry (best effort)."""
+        spec = dict(self._observed_spec or {})
+        if spec.get("holderIdentity") != self.identity:
+            return
+        wall = micro_time()
+        spec.update(holderIdentity="", leaseDurationSeconds=1, renewTime=wall, acquireTime=wall)
+        body = self._lease_body(spec)
         try:
             await self._api.request(
                 "PUT", self._path, body=body, timeout=self.config.retry_period, retries=0
