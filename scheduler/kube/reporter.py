@@ -33,6 +33,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import cachetools
+
 from scheduler import clock as clocks
 from scheduler import logs
 from scheduler.kube import client, errors
@@ -49,6 +51,8 @@ SCHEDULED = "Scheduled"
 FAILED_SCHEDULING = "FailedScheduling"
 UNSCHEDULABLE = "Unschedulable"
 SCHEDULER_ERROR = "SchedulerError"
+RECENT_LIMIT = 100_000
+"""Reports remembered for de-duplication at most (the oldest go first)."""
 
 
 @dataclass(slots=True)
@@ -88,9 +92,11 @@ class Reporter:
         self.retries = retries
         self._clock = clock or clocks.MonotonicClock()
         self._queue: collections.deque[_Item] = collections.deque()
-        # (uid, reason, message) -> (time written, repeats suppressed since); oldest first.
-        self._recent: collections.OrderedDict[tuple[str, str, str], list[float]] = (
-            collections.OrderedDict()
+        # (uid, reason, message) -> [time written, repeats suppressed since]. Kept for two
+        # windows, so that a repeat just after the window can still carry the count of the
+        # repeats swallowed in it; bounded, so a burst of distinct pods cannot grow it.
+        self._recent: cachetools.TTLCache[tuple[str, str, str], list[float]] = cachetools.TTLCache(
+            maxsize=RECENT_LIMIT, ttl=2 * dedup_seconds, timer=self._clock.now
         )
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
@@ -140,7 +146,6 @@ class Reporter:
     ) -> None:
         now = self._clock.now()
         key = (str(pod.uid), reason, message)
-        self._forget_old(now)
         count = 1
         seen = self._recent.get(key)
         if seen is not None:
@@ -150,24 +155,12 @@ class Reporter:
                 self.deduplicated += 1
                 return
             count += int(suppressed)  # the repeats swallowed in the last window
-            self._recent.move_to_end(key)
         self._recent[key] = [now, 0.0]
         if len(self._queue) >= self.max_queue:
             self._drop_one()
         self._queue.append(_Item(pod, type_, reason, message, count, condition_reason, action))
         self._idle.clear()
         self._wakeup.set()
-
-    def _forget_old(self, now: float) -> None:
-        # Entries are kept for two windows so that a repeat just after the window can still
-        # carry the count of the repeats swallowed in it; oldest first, so stop at the first
-        # young one.
-        horizon = 2 * self.dedup_seconds
-        while self._recent:
-            key, (written, _) = next(iter(self._recent.items()))
-            if now - written < horizon:
-                break
-            del self._recent[key]
 
     def _drop_one(self) -> None:
         victim = next((i for i in self._queue if i.condition_reason is None), None)
