@@ -67,6 +67,7 @@ async def run_loop(scheduler: Scheduler, *, synced: Gate, leading: Gate) -> None
 
 async def run_flushes(scheduler: Scheduler, *, interval: float = FLUSH_INTERVAL) -> None:
     """Periodic queue flushes and assume-TTL expiry (until cancelled)."""
+    reported: set[tuple[str, str]] = set()
     while True:
         await asyncio.sleep(interval)
         scheduler.queue.flush()
@@ -76,5 +77,13 @@ async def run_flushes(scheduler: Scheduler, *, interval: float = FLUSH_INTERVAL)
         if scheduler.metrics is not None:
             for pool, count in scheduler.queue.pending().items():
                 scheduler.metrics.pending_pods.labels(queue=pool).set(count)
+            by_plugin = scheduler.queue.unschedulable_by_plugin()
+            for profile, plugin in reported - by_plugin.keys():
+                scheduler.metrics.unschedulable_pods.labels(plugin=plugin, profile=profile).set(0)
+            for (profile, plugin), count in by_plugin.items():
+                scheduler.metrics.unschedulable_pods.labels(plugin=plugin, profile=profile).set(
+                    count
+                )
+            reported = set(by_plugin)
             scheduler.metrics.cache_nodes.set(scheduler.cluster.num_nodes)
             scheduler.metrics.cache_pods.set(scheduler.cluster.num_pods)

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.clock import Clock
     from scheduler.cycle.ports import BindDispatcher, Reporter
-    from scheduler.framework.profile import Profile
+    from scheduler.framework.profile import ObservePoint, Profile
     from scheduler.metrics import Metrics
     from scheduler.model.pod import Pod
     from scheduler.queueing.scheduling_queue import QueuedPodInfo, SchedulingQueue
@@ -109,6 +109,8 @@ class Scheduler:
                 if metrics is not None:
                     for plugin in signer.disabled_by:
                         metrics.batching_disabled.labels(profile=name, plugin=plugin).set(1)
+            if metrics is not None:
+                profile.observe = _extension_point_recorder(metrics, name)
             if signer.enabled:
                 self.batches[name] = OpportunisticBatch(
                     profile,
@@ -281,6 +283,15 @@ class Scheduler:
         log.info("batch_divergence", kind=kind, pod=pod.key, hint=hinted, full_pass=full_pass)
         if self.metrics is not None:
             self.metrics.batch_divergence.labels(kind=kind).inc()
+
+
+def _extension_point_recorder(metrics: Metrics, profile: str) -> ObservePoint:
+    histogram = metrics.framework_extension_point_duration
+
+    def observe(point: str, status: str, seconds: float) -> None:
+        histogram.labels(extension_point=point, status=status, profile=profile).observe(seconds)
+
+    return observe
 
 
 _BIND_LABEL = {

@@ -13,6 +13,7 @@ cycle as long as the cycle does not await (see cache/snapshot.py).
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from scheduler.model.pod import Pod
 
 PluginFactory = Callable[[PluginArgs, "Profile"], Plugin]
+ObservePoint = Callable[[str, str, float], None]
+"""(extension point, status label, seconds): how a full pass reports its timings."""
 
 PVC_UNSUPPORTED = (
     "pod uses PersistentVolumeClaim volumes, which batch-scheduler does not support yet"
@@ -123,6 +126,8 @@ class Profile:
         self.rng = rng or random.Random()
         self._snapshot = snapshot
         self._next_start = 0
+        self.observe: ObservePoint | None = None
+        """Set by the owner to time a full pass's extension points (metrics); None: off."""
         self.plugins: list[Plugin] = []
         self.pre_filter_plugins: list[PreFilterPlugin] = []
         self.filter_plugins: list[FilterPlugin] = []
@@ -204,7 +209,11 @@ class Profile:
 
     def prioritize(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Scores | st.Status:
         """PreScore, Score, NormalizeScore and weighted totals for ``nodes``."""
+        observe = self.observe
+        started = time.perf_counter() if observe is not None else 0.0
         status = self.run_pre_score(state, pod, nodes)
+        if observe is not None:
+            started = _observed(observe, "PreScore", status.code, started)
         if not status.is_success:
             return status
         totals = [0] * len(nodes)
@@ -228,6 +237,8 @@ class Profile:
             weight = weighted.weight
             for index, value in enumerate(column):
                 totals[index] += value * weight
+        if observe is not None:
+            _observed(observe, "Score", st.Code.SUCCESS, started)
         return Scores(nodes, totals, raw_columns, active)
 
     # -- the full pass -------------------------------------------------------------------
@@ -245,7 +256,11 @@ class Profile:
         if unsupported:
             diagnosis.pre_filter_message = unsupported
             return FitError(pod.key, num_all, diagnosis)
+        observe = self.observe
+        started = time.perf_counter() if observe is not None else 0.0
         allowed, status = self.run_pre_filter(state, pod)
+        if observe is not None:
+            started = _observed(observe, "PreFilter", status.code, started)
         if not status.is_success:
             if status.code is st.Code.ERROR:
                 return SchedulingError(pod.key, status.message())
@@ -265,6 +280,9 @@ class Profile:
         feasible = self._find_feasible(state, pod, nodes, diagnosis)
         if isinstance(feasible, SchedulingError):
             return feasible
+        if observe is not None:
+            code = st.Code.SUCCESS if feasible else st.Code.UNSCHEDULABLE
+            _observed(observe, "Filter", code, started)
         evaluated = len(feasible) + len(diagnosis.node_statuses) + (num_all - len(nodes))
         if not feasible:
             return FitError(pod.key, num_all, diagnosis)
@@ -308,6 +326,13 @@ class Profile:
                     break
         self._next_start = (start + processed) % count
         return feasible
+
+
+def _observed(observe: ObservePoint, point: str, code: st.Code, started: float) -> float:
+    """Report ``point`` as lasting since ``started``; returns now (the next start)."""
+    now = time.perf_counter()
+    observe(point, st.CODE_LABELS[code], now - started)
+    return now
 
 
 def build_profile(

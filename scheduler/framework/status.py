@@ -24,6 +24,16 @@ class Code(IntEnum):
     Filter/Score are skipped for this cycle."""
 
 
+CODE_LABELS = {
+    Code.SUCCESS: "Success",
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.SKIP: "Skip",
+}
+"""kube's spelling of each code, as metrics label it (``status`` label values)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Status:
     code: Code = Code.SUCCESS

@@ -86,8 +86,8 @@ class Hinted(StrEnum):
 class BatchFlushReason(StrEnum):
     """``reason`` of scheduler_batch_cache_flushed_total: why batch state was dropped.
 
-    The first group is kube's; the last two are ours, for invalidations kube
-    does not need because its binding cycle and informer work differently.
+    The first group is kube's (those our cycle can meet); the last is ours, for an
+    invalidation kube does not need because its binding cycle works differently.
     """
 
     # kube (pkg/scheduler/metrics/metrics.go, BatchFlush* constants)
@@ -98,14 +98,10 @@ class BatchFlushReason(StrEnum):
     POD_NOT_BATCHABLE = "pod_not_batchable"  # full pass for an unsignable pod: nothing stored
     EXPIRED = "expired"  # state older than maxBatchAge
     NODE_MISSING = "node_missing"  # last chosen node gone from the snapshot
-    NODE_NOT_FULL = "node_not_full"  # last chosen node still fits (kube before rescoring)
     EMPTY_LIST = "empty_list"  # no other feasible nodes left to hint
     PRESCORE_ERROR = "prescore_error"  # rescore: PreScore failed
-    RESCORE_ERROR = "rescore_error"  # rescore: Score failed
-    NORMALIZE_ERROR = "normalize_error"  # rescore: NormalizeScore failed
     # ours
     BIND_FAILED = "bind_failed"  # an async bind to a node in the state failed
-    NODE_CHANGED = "node_changed"  # a watch event changed a node in the state
 
 
 @unique

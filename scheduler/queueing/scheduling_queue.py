@@ -121,6 +121,15 @@ class SchedulingQueue:
         """Pods per pool (scheduler_pending_pods)."""
         return dict(self._counts)
 
+    def unschedulable_by_plugin(self) -> dict[tuple[str, str], int]:
+        """(profile, rejecting plugin) → unschedulable pods (scheduler_unschedulable_pods)."""
+        counts: dict[tuple[str, str], int] = {}
+        for info in self._unschedulable.values():
+            for plugin in info.unschedulable_plugins:
+                key = (info.pod.scheduler_name, plugin)
+                counts[key] = counts.get(key, 0) + 1
+        return counts
+
     def get(self, uid: Uid) -> QueuedPodInfo | None:
         return self._pods.get(uid)
 
