@@ -173,8 +173,13 @@ class Scheduler:
             self.stats.full_passes += 1
         elapsed = time.perf_counter() - started
         self.stats.decision_seconds += elapsed
-        if outcome.__class__ is ScheduleResult and outcome.node is hinted:
+        by_hint = outcome.__class__ is ScheduleResult and outcome.node is hinted
+        if by_hint:
             self.stats.batched_seconds += elapsed
+        if self.metrics is not None:
+            self.metrics.decision_duration.labels(path="hint" if by_hint else "full_pass").observe(
+                elapsed
+            )
         if isinstance(outcome, ScheduleResult):
             if batch is not None:
                 batch.store_schedule_results(

@@ -172,6 +172,15 @@ class Metrics:
             ["profile", "plugin"],
             registry=r,
         )
+        self.decision_duration = Histogram(
+            "batch_scheduler_decision_duration_seconds",
+            "Time one scheduling cycle spends deciding (hint and recheck, or the full pass), "
+            "up to the assume, by path: hint or full_pass. Finer buckets than "
+            "scheduler_scheduling_attempt_duration_seconds, whose first bucket is 1 ms.",
+            ["path"],
+            buckets=exponential_buckets(0.000002, 1.5, 30),
+            registry=r,
+        )
         self.binds = Counter(
             "batch_scheduler_binds_total",
             "Bind API calls by result: success, conflict (409) or error.",

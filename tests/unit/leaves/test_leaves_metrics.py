@@ -125,6 +125,12 @@ COLLECTORS: list[tuple[str, str, set[str], Use]] = [
         lambda m: m.binds.labels(result=L.BindResult.CONFLICT).inc(),
     ),
     (
+        "batch_scheduler_decision_duration_seconds",
+        "histogram",
+        {"path"},
+        lambda m: m.decision_duration.labels(path="hint").observe(0.00002),
+    ),
+    (
         "batch_scheduler_bind_duration_seconds",
         "histogram",
         set(),
