@@ -9,7 +9,11 @@ workers). Everything that would make it act on the cluster by itself is switched
   core resources that kopf still resolves through ``/api/v1`` discovery;
 * peering is not used (``standalone`` is passed to ``kopf.operator``): peering pauses
   operators, it is not leader election, which ``kube.leader`` does with a Lease;
-* finite watch timeouts, so a silently dead connection is noticed and re-established.
+* finite watch timeouts, so a silently dead connection is noticed and re-established;
+* no diff-base (``persistence.diffbase_storage``): kopf builds a deep-copied "essence" of
+  every object on every event to diff it for change handlers; we have only ``on.event``
+  handlers, which never see a diff, and the copy was ~5 % of the scheduler's CPU under a
+  burst of binds (py-spy, ``docs/performance.md``).
 
 Neighbours: ``operator`` passes :func:`operator_settings` to ``kopf.operator``;
 ``app.settings`` embeds :class:`ControllerOptions` in the process settings.
@@ -24,6 +28,19 @@ import kopf
 ERROR_BACKOFFS = (0.5, 1, 2, 4, 8)
 """Seconds between kopf's retries of failed API calls (its default climbs to 21 s, which
 would leave a scheduler blind for that long after a brief API outage)."""
+
+
+class NoDiffBase(kopf.DiffBaseStorage):
+    """A diff-base storage that keeps nothing: no essence built, fetched or stored."""
+
+    def build(self, *, body: kopf.Body, extra_fields: object = None) -> None:  # type: ignore[override]
+        return None
+
+    def fetch(self, *, body: kopf.Body) -> None:
+        return None
+
+    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: object) -> None:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +65,7 @@ def operator_settings(options: ControllerOptions) -> kopf.OperatorSettings:
     settings.scanning.disabled = True
     settings.peering.standalone = True
     settings.peering.clusterwide = True
+    settings.persistence.diffbase_storage = NoDiffBase()
     settings.watching.server_timeout = options.watch_server_timeout
     settings.watching.client_timeout = options.watch_client_timeout
     settings.watching.connect_timeout = options.connect_timeout
