@@ -18,8 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from scheduler.sim import binding, defaults, discovery, errors, patching, tables
-from scheduler.sim.discovery import EVENTS_V1, NAMESPACES, NODES, PODS, ResourceType
+from scheduler.sim import binding, controllers, defaults, discovery, errors, patching, scale, tables
+from scheduler.sim.discovery import (
+    DEPLOYMENTS,
+    EVENTS_V1,
+    JOBS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    ResourceType,
+)
 from scheduler.sim.events import FIELD_ALIASES, to_core
 from scheduler.sim.selectors import combine, parse_field_selector, parse_label_selector
 from scheduler.sim.store import Record, Store, Transform, dumps, render
@@ -30,7 +38,8 @@ if TYPE_CHECKING:
 
 JSON = "application/json"
 _BOUND = dumps(errors.success_status(201))  # every successful bind answers the same Status
-_STATUS_SPLIT = (PODS, NODES, NAMESPACES)  # main resource ignores status; /status only status
+# main resource ignores status; /status only status
+_STATUS_SPLIT = (PODS, NODES, NAMESPACES, DEPLOYMENTS, JOBS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +162,11 @@ class Api:
         self.faults = faults
         self.rogue = rogue
         self.bookmark_interval = bookmark_interval
+        self.binders: dict[str, dict[str, int]] = {}
+        """Who sends bind requests, by User-Agent: ``requests``, ``bound`` (201s), and the
+        sequence numbers of its ``first`` and ``last`` request among all bind requests, so
+        a test can tell whether two clients ever bound in the same period."""
+        self._bind_seq = 0
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Entry point for every ``/api`` and ``/apis`` request."""
@@ -162,6 +176,8 @@ class Api:
         verb = self._verb(request, target)
         if "dryRun" in request.query:  # refuse rather than silently write for real
             raise errors.bad_request("dryRun is not supported by the emulator")
+        if verb == "bind":
+            self._bind_requested(request.headers.get("User-Agent", ""))
         if self.faults.config.latency > 0:
             await asyncio.sleep(self.faults.config.latency)
         self.faults.maybe_fail(verb)
@@ -201,6 +217,8 @@ class Api:
     async def _get(self, request: web.Request, t: Target) -> web.StreamResponse:
         assert t.name is not None
         rec = self.store.get(t.rt, t.namespace or "", t.name)
+        if t.sub == "scale":
+            return reply(scale.to_scale(rec.obj))
         if tables.wants_table(request.headers.get("Accept", "")):
             return reply(tables.table(t.rt, [rec.obj], rec.obj["metadata"]["resourceVersion"]))
         return reply(rec.rendered(t.rt))
@@ -296,7 +314,17 @@ class Api:
     async def _create(self, request: web.Request, t: Target) -> web.StreamResponse:
         obj = _incoming(t, await _json_body(request))
         defaults.on_create(t.rt, obj)
-        return reply(self.store.create(t.rt, obj).rendered(t.rt), 201)
+        record = self.store.create(t.rt, obj, prepare=defaults.on_uid)
+        return reply(record.rendered(t.rt), 201)
+
+    def _bind_requested(self, agent: str) -> None:
+        """Count a bind request (failed ones too) for its client, in arrival order."""
+        self._bind_seq += 1
+        seen = self.binders.setdefault(
+            agent, {"requests": 0, "bound": 0, "first": self._bind_seq, "last": 0}
+        )
+        seen["requests"] += 1
+        seen["last"] = self._bind_seq
 
     async def _bind(self, request: web.Request, t: Target) -> web.StreamResponse:
         assert t.name is not None
@@ -308,6 +336,9 @@ class Api:
         uid = (body.get("metadata") or {}).get("uid")
         self.rogue.intercept(ns, t.name)
         binding.bind(self.store, ns, t.name, target, uid=uid)
+        seen = self.binders.get(request.headers.get("User-Agent", ""))
+        if seen is not None:
+            seen["bound"] += 1
         return reply(_BOUND, 201)
 
     def _split_status(self, t: Target, old: dict[str, Any], new: dict[str, Any]) -> Any:
@@ -334,6 +365,8 @@ class Api:
             )
         obj["metadata"]["name"] = t.name
         old = self.store.try_get(t.rt, t.namespace or "", t.name)
+        if old is not None and t.sub == "scale":
+            return self._write_scale(t, old, obj)
         if old is None and t.rt.storage_key == "events" and t.sub is None:
             defaults.on_create(t.rt, obj)
             return reply(self.store.create(t.rt, obj).rendered(t.rt), 201)
@@ -353,6 +386,10 @@ class Api:
             )
         patch = await _json_body(request)
         old = self.store.get(t.rt, t.namespace or "", t.name)
+        if t.sub == "scale":
+            return self._write_scale(
+                t, old, patching.apply_patch(request.content_type, scale.to_scale(old.obj), patch)
+            )
         patched = patching.apply_patch(request.content_type, render(t.rt, old.obj), patch)
         if not isinstance(patched, dict):
             raise errors.bad_request("the patch produced a non-object")
@@ -364,6 +401,10 @@ class Api:
         expect = new["metadata"].get("resourceVersion")
         return reply(self.store.update(t.rt, new, expect_rv=expect).rendered(t.rt))
 
+    def _write_scale(self, t: Target, old: Record, body: Any) -> web.Response:
+        new, expect = scale.from_scale(old.obj, body)
+        return reply(scale.to_scale(self.store.update(t.rt, new, expect_rv=expect).obj))
+
     async def _delete(self, request: web.Request, t: Target) -> web.StreamResponse:
         assert t.name is not None
         body = await _json_body(request) if request.can_read_body else {}
@@ -371,6 +412,9 @@ class Api:
         rec = self.store.delete(
             t.rt, t.namespace or "", t.name, uid=pre.get("uid"), rv=pre.get("resourceVersion")
         )
+        policy = (body or {}).get("propagationPolicy") or request.query.get("propagationPolicy")
+        if policy == "Orphan" or (body or {}).get("orphanDependents") is True:
+            controllers.orphan(self.store, rec.obj["metadata"]["uid"])  # before GC runs
         return reply(rec.rendered(t.rt))
 
     async def _deletecollection(self, request: web.Request, t: Target) -> web.StreamResponse:

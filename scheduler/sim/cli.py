@@ -83,6 +83,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--kubelet-delay", type=float, default=0.1)
     parser.add_argument(
+        "--no-controllers",
+        dest="controllers",
+        action="store_false",
+        help="run no Deployment/Job controllers or garbage collector (no pods from workloads)",
+    )
+    parser.add_argument(
         "--history", type=int, default=20_000, help="watch events retained for resumes"
     )
     parser.add_argument(
@@ -114,6 +120,7 @@ def build_server(args: argparse.Namespace) -> SimServer:
         nodes=args.nodes,
         kubelet=args.kubelet,
         kubelet_delay=args.kubelet_delay,
+        controllers=args.controllers,
         history_limit=args.history,
         bookmark_interval=args.bookmark_interval,
     )

@@ -2,8 +2,12 @@
 
 Only what kube-apiserver does and a scheduler reads: pod ``schedulerName``,
 ``priority``, ``phase`` and QoS class; node ``allocatable`` from ``capacity``;
-namespace phase and finalizer. Validation rejects what the apiserver would (names,
-pods without containers) with its 422 wording, so builder bugs surface here too.
+namespace phase and finalizer; Deployment ``replicas``/``strategy`` and Job
+``parallelism``/``completions``/``backoffLimit``, and a Job's generated selector (from
+its uid, :func:`on_uid`). Validation rejects what the apiserver would (names, pods
+without containers, a Deployment selector that does not select its template, a Job
+template whose restartPolicy is not Never/OnFailure) with its 422 wording, so builder
+bugs surface here too.
 """
 
 from __future__ import annotations
@@ -12,7 +16,16 @@ import re
 from typing import Any
 
 from scheduler.sim import errors
-from scheduler.sim.discovery import EVENTS, EVENTS_V1, NAMESPACES, NODES, PODS, ResourceType
+from scheduler.sim.discovery import (
+    DEPLOYMENTS,
+    EVENTS,
+    EVENTS_V1,
+    JOBS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    ResourceType,
+)
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_MSG = (
@@ -82,3 +95,86 @@ def on_create(rt: ResourceType, obj: dict[str, Any]) -> None:
         obj.setdefault("involvedObject", {})
         obj.setdefault("reportingComponent", "")
         obj.setdefault("reportingInstance", "")
+    elif rt is DEPLOYMENTS:
+        _deployment(obj)
+    elif rt is JOBS:
+        _job(obj)
+
+
+def _template(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """The workload's pod template (422 without containers); its metadata is defaulted."""
+    template = obj.setdefault("spec", {}).get("template")
+    if not isinstance(template, dict) or not (template.get("spec") or {}).get("containers"):
+        raise errors.invalid(
+            kind, obj["metadata"].get("name", ""), "spec.template.spec.containers: Required value"
+        )
+    template.setdefault("metadata", {})
+    return template
+
+
+def _deployment(obj: dict[str, Any]) -> None:
+    name = obj["metadata"].get("name", "")
+    template = _template("Deployment", obj)
+    spec = obj["spec"]
+    labels = template["metadata"].get("labels") or {}
+    match = (spec.get("selector") or {}).get("matchLabels") or {}
+    if not match and not (spec.get("selector") or {}).get("matchExpressions"):
+        raise errors.invalid("Deployment", name, "spec.selector: Required value")
+    if any(labels.get(k) != v for k, v in match.items()):
+        raise errors.invalid(
+            "Deployment",
+            name,
+            "spec.template.metadata.labels: Invalid value: "
+            f"{labels!r}: `selector` does not match template `labels`",
+        )
+    spec.setdefault("replicas", 1)
+    spec.setdefault(
+        "strategy",
+        {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
+    )
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    obj.setdefault("status", {})
+
+
+def _job(obj: dict[str, Any]) -> None:
+    template = _template("Job", obj)
+    spec = obj["spec"]
+    policy = (template.get("spec") or {}).get("restartPolicy")
+    if policy not in ("Never", "OnFailure"):
+        raise errors.invalid(
+            "Job",
+            obj["metadata"].get("name", ""),
+            f'spec.template.spec.restartPolicy: Unsupported value: "{policy or "Always"}": '
+            'supported values: "OnFailure", "Never"',
+        )
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    spec.setdefault("manualSelector", False)
+    obj.setdefault("status", {})
+
+
+JOB_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
+JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
+
+
+def on_uid(rt: ResourceType, obj: dict[str, Any]) -> None:
+    """Defaults that need the new object's uid: a Job's selector and template labels.
+
+    kube generates them unless ``manualSelector`` is set: the selector matches the
+    ``batch.kubernetes.io/controller-uid`` label, which the template then carries
+    together with the job-name labels (both the old and the ``batch.kubernetes.io/`` forms).
+    """
+    if rt is not JOBS or (obj.get("spec") or {}).get("manualSelector"):
+        return
+    meta, spec = obj["metadata"], obj["spec"]
+    spec["selector"] = {"matchLabels": {JOB_UID_LABELS[0]: meta["uid"]}}
+    labels = spec["template"]["metadata"].setdefault("labels", {})
+    for key in JOB_UID_LABELS:
+        labels[key] = meta["uid"]
+    for key in JOB_NAME_LABELS:
+        labels[key] = meta["name"]

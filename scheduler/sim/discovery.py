@@ -69,14 +69,39 @@ EVENTS_V1 = ResourceType(
     "events.k8s.io", "v1", "events", "event", "Event", True, ("ev",), storage="events"
 )
 LEASES = ResourceType("coordination.k8s.io", "v1", "leases", "lease", "Lease", True)
+DEPLOYMENTS = ResourceType(
+    "apps",
+    "v1",
+    "deployments",
+    "deployment",
+    "Deployment",
+    True,
+    ("deploy",),
+    ("scale", "status"),
+    categories=("all",),
+)
+JOBS = ResourceType(
+    "batch", "v1", "jobs", "job", "Job", True, ("job",), ("status",), categories=("all",)
+)
 
-RESOURCES: tuple[ResourceType, ...] = (PODS, NODES, NAMESPACES, EVENTS, EVENTS_V1, LEASES)
+RESOURCES: tuple[ResourceType, ...] = (
+    PODS,
+    NODES,
+    NAMESPACES,
+    EVENTS,
+    EVENTS_V1,
+    LEASES,
+    DEPLOYMENTS,
+    JOBS,
+)
 
 _BY_PATH: dict[tuple[str, str, str], ResourceType] = {
     (r.group, r.version, r.plural): r for r in RESOURCES
 }
 GROUP_VERSIONS: dict[str, tuple[str, ...]] = {
     "": ("v1",),
+    "apps": ("v1",),
+    "batch": ("v1",),
     "coordination.k8s.io": ("v1",),
     "events.k8s.io": ("v1",),
 }
@@ -88,15 +113,18 @@ def lookup(group: str, version: str, plural: str) -> ResourceType | None:
 
 
 def _subresource_entry(r: ResourceType, sub: str) -> dict[str, Any]:
-    kinds = {"binding": "Binding", "status": r.kind, "finalize": r.kind}
-    verbs = {"binding": ["create"], "status": ["get", "patch", "update"], "finalize": ["update"]}
-    return {
+    kinds = {"binding": "Binding", "status": r.kind, "finalize": r.kind, "scale": "Scale"}
+    verbs = {"binding": ["create"], "finalize": ["update"]}
+    entry = {
         "name": f"{r.plural}/{sub}",
         "singularName": "",
         "namespaced": r.namespaced,
         "kind": kinds[sub],
-        "verbs": verbs[sub],
+        "verbs": verbs.get(sub, ["get", "patch", "update"]),
     }
+    if sub == "scale":  # kube announces the Scale kind's own group/version
+        entry.update(group="autoscaling", version="v1")
+    return entry
 
 
 def resource_list(group: str, version: str) -> dict[str, Any] | None:

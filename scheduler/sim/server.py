@@ -1,6 +1,7 @@
 """SimServer: the emulator's aiohttp application, its lifecycle and its background loops.
 
-Owns the store, the fault injector and the actors, serves discovery, OpenAPI, the
+Owns the store, the fault injector and the actors (kubelet, rogue binder, workload
+controllers), serves discovery, OpenAPI, the
 resource API (:mod:`scheduler.sim.api`) and ``GET /sim/stats``. It can run on the
 caller's event loop (``await start()``) or on a private loop in a thread
 (:func:`run_in_thread`), which suits synchronous clients such as kubectl and the
@@ -21,6 +22,7 @@ from aiohttp import web
 from scheduler.sim import discovery, errors, openapi, workload
 from scheduler.sim.actors import Kubelet, RogueBinder
 from scheduler.sim.api import Api, reply
+from scheduler.sim.controllers import Controllers
 from scheduler.sim.discovery import NAMESPACES, NODES
 from scheduler.sim.faults import FaultConfig, Faults
 from scheduler.sim.kubeconfig import write_kubeconfig
@@ -46,6 +48,7 @@ class SimServer:
         nodes: int = 0,
         kubelet: bool = False,
         kubelet_delay: float = 0.1,
+        controllers: bool = True,
         history_limit: int = 20_000,
         bookmark_interval: float = 5.0,
     ) -> None:
@@ -54,6 +57,7 @@ class SimServer:
         self.store = Store(history_limit=history_limit, seed=self.faults.config.seed)
         self.rogue = RogueBinder(self.store, self.faults)
         self.kubelet = Kubelet(self.store, delay=kubelet_delay) if kubelet else None
+        self.controllers = Controllers(self.store) if controllers else None
         self.api = Api(self.store, self.faults, self.rogue, bookmark_interval=bookmark_interval)
         self.url = ""
         self._runner: web.AppRunner | None = None
@@ -117,6 +121,7 @@ class SimServer:
                 "resourceVersion": self.store.rv,
                 "watchers": watchers,
                 "objects": {k: len(v) for k, v in self.store.tables.items()},
+                "binders": self.api.binders,
             }
         )
 

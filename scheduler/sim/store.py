@@ -249,8 +249,18 @@ class Store:
             listener(ch)
         return record
 
-    def create(self, rt: ResourceType, obj: dict[str, Any]) -> Record:
-        """Store a new object (the caller owns ``obj``); sets server metadata."""
+    def create(
+        self,
+        rt: ResourceType,
+        obj: dict[str, Any],
+        *,
+        prepare: Callable[[ResourceType, dict[str, Any]], None] | None = None,
+    ) -> Record:
+        """Store a new object (the caller owns ``obj``); sets server metadata.
+
+        ``prepare`` runs once name and uid are set, before the write (defaults that
+        depend on them, such as a Job's generated selector).
+        """
         meta = obj.setdefault("metadata", {})
         namespace = meta.get("namespace", "") if rt.namespaced else ""
         if rt.namespaced and (
@@ -273,6 +283,8 @@ class Store:
         meta["generation"] = 1
         for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(k, None)
+        if prepare is not None:
+            prepare(rt, obj)
         return self._commit(rt, ADDED, key, obj, None)
 
     def update(self, rt: ResourceType, obj: dict[str, Any], *, expect_rv: str | None) -> Record:

@@ -4,7 +4,8 @@ kubectl's ``get`` asks the server to format rows (``Accept: application/json;as=
 v=v1;g=meta.k8s.io``). Without this kubectl falls back to NAME and AGE only; with it,
 ``kubectl get pods`` shows READY, STATUS, NODE as against a real cluster. The columns
 follow kube's ``pkg/printers/internalversion`` for pods and nodes (wide columns have
-priority 1); namespaces add Status; other kinds get Name and Age. Cells are computed at
+priority 1); namespaces add Status, Deployments Ready/Up-to-date/Available, Jobs
+Status/Completions/Duration; other kinds get Name and Age. Cells are computed at
 request time (Age).
 """
 
@@ -14,7 +15,7 @@ import calendar
 import time
 from typing import Any
 
-from scheduler.sim.discovery import NAMESPACES, NODES, PODS, ResourceType
+from scheduler.sim.discovery import DEPLOYMENTS, JOBS, NAMESPACES, NODES, PODS, ResourceType
 
 
 def wants_table(accept: str) -> bool:
@@ -51,6 +52,20 @@ _NODE_COLUMNS = [
     _col("Container-Runtime", priority=1),
 ]
 _NAMESPACE_COLUMNS = [_col("Name", fmt="name"), _col("Status"), _col("Age")]
+_DEPLOYMENT_COLUMNS = [
+    _col("Name", fmt="name"),
+    _col("Ready"),
+    _col("Up-to-date", "integer"),
+    _col("Available", "integer"),
+    _col("Age"),
+]
+_JOB_COLUMNS = [
+    _col("Name", fmt="name"),
+    _col("Status"),
+    _col("Completions"),
+    _col("Duration"),
+    _col("Age"),
+]
 _DEFAULT_COLUMNS = [_col("Name", fmt="name"), _col("Age")]
 
 
@@ -126,6 +141,39 @@ def _node_cells(node: dict[str, Any]) -> list[Any]:
     ]
 
 
+def _deployment_cells(obj: dict[str, Any]) -> list[Any]:
+    meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+    return [
+        meta["name"],
+        f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 1)}",
+        status.get("updatedReplicas", 0),
+        status.get("availableReplicas", 0),
+        age(meta.get("creationTimestamp")),
+    ]
+
+
+def _job_cells(obj: dict[str, Any]) -> list[Any]:
+    meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+    done = {c.get("type") for c in status.get("conditions") or [] if c.get("status") == "True"}
+    shown = "Complete" if "Complete" in done else "Failed" if "Failed" in done else "Running"
+    if spec.get("suspend"):
+        shown = "Suspended"
+    completions = spec.get("completions")
+    succeeded = status.get("succeeded", 0)
+    duration = ""
+    if status.get("startTime"):
+        end = status.get("completionTime")
+        now = calendar.timegm(time.strptime(end[:19], "%Y-%m-%dT%H:%M:%S")) if end else None
+        duration = age(status["startTime"], now)
+    return [
+        meta["name"],
+        shown,
+        f"{succeeded}/{completions}" if completions is not None else f"{succeeded}/1 of many",
+        duration,
+        age(meta.get("creationTimestamp")),
+    ]
+
+
 def _row(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     if rt is PODS:
         cells = _pod_cells(obj)
@@ -135,6 +183,10 @@ def _row(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
         meta = obj["metadata"]
         phase = (obj.get("status") or {}).get("phase", "")
         cells = [meta["name"], phase, age(meta.get("creationTimestamp"))]
+    elif rt is DEPLOYMENTS:
+        cells = _deployment_cells(obj)
+    elif rt is JOBS:
+        cells = _job_cells(obj)
     else:
         cells = [obj["metadata"]["name"], age(obj["metadata"].get("creationTimestamp"))]
     partial = {
@@ -147,9 +199,13 @@ def _row(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
 
 def table(rt: ResourceType, objs: list[dict[str, Any]], rv: str) -> dict[str, Any]:
     """A Table of ``objs`` (bare stored objects)."""
-    columns = {PODS: _POD_COLUMNS, NODES: _NODE_COLUMNS, NAMESPACES: _NAMESPACE_COLUMNS}.get(
-        rt, _DEFAULT_COLUMNS
-    )
+    columns = {
+        PODS: _POD_COLUMNS,
+        NODES: _NODE_COLUMNS,
+        NAMESPACES: _NAMESPACE_COLUMNS,
+        DEPLOYMENTS: _DEPLOYMENT_COLUMNS,
+        JOBS: _JOB_COLUMNS,
+    }.get(rt, _DEFAULT_COLUMNS)
     return {
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",

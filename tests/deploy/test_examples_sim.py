@@ -1,7 +1,7 @@
 """The examples against the emulator with the installed kubectl, scheduled by a real `run`.
 
-The emulator (``scheduler.sim``) serves pods, nodes, namespaces, events and leases only, and
-runs no controllers: a Job or Deployment would create no pods there. So the pods a Job or
+The emulator (``scheduler.sim``) runs here with ``--no-controllers``: a Job or Deployment
+applied to it creates no pods of its own. So the pods a Job or
 ReplicaSet controller would create are made from each example's pod template (names
 ``<workload>-<i>``) and applied with kubectl; ``batch-scheduler run`` then starts with the
 Deployment's own container args (the ConfigMap's file as ``--config``, ``--leader-elect``),
@@ -63,8 +63,11 @@ def kubectl(kubeconfig: Path, *args: str, check: bool = True) -> subprocess.Comp
 
 @pytest.fixture(scope="module")
 def sim() -> Iterator[SimProcess]:
-    """The emulator in its own process with one default node (4 CPU, 32Gi) per Job pod."""
-    with SimProcess(["--nodes", str(NODES)]) as process:
+    """The emulator in its own process with one default node (4 CPU, 32Gi) per Job pod.
+
+    No controllers: the applied examples must not add pods beside those made below.
+    """
+    with SimProcess(["--nodes", str(NODES), "--no-controllers"]) as process:
         yield process
 
 
@@ -132,11 +135,6 @@ def test_namespace_manifest_applies(sim: SimProcess) -> None:
     assert kubectl(sim.kubeconfig, "get", "namespace", "batch-scheduler", "-o", "name").stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the emulator serves no batch/v1 Jobs or apps/v1 Deployments "
-    "(scheduler/sim/discovery.py RESOURCES); remove this mark when it does",
-)
 @pytest.mark.parametrize("name", ["job-one-per-node.yaml", "deployment-many-per-node.yaml"])
 def test_example_file_applies_as_is(sim: SimProcess, name: str) -> None:
     """kubectl apply -f manifests/examples/<file> against the emulator."""

@@ -35,7 +35,7 @@ def _bind(core: CoreV1Api, name: str, node: str, uid: str | None = None) -> Any:
 
 
 def test_discovery_lists_what_kopf_and_kubectl_need(core: CoreV1Api) -> None:
-    """/api/v1 lists pods/binding and short names; /apis has leases and events groups."""
+    """/api/v1 lists pods/binding and short names; /apis has apps, batch, leases, events."""
     resources = {r.name: r for r in core.get_api_resources().resources}
     assert {
         "pods",
@@ -50,7 +50,12 @@ def test_discovery_lists_what_kopf_and_kubectl_need(core: CoreV1Api) -> None:
     assert {"list", "watch"} <= set(resources["events"].verbs)
     assert resources["namespaces"].singular_name == "namespace"
     groups = kubernetes.client.ApisApi(core.api_client).get_api_versions()
-    assert {g.name for g in groups.groups} == {"coordination.k8s.io", "events.k8s.io"}
+    assert {g.name for g in groups.groups} == {
+        "apps",
+        "batch",
+        "coordination.k8s.io",
+        "events.k8s.io",
+    }
 
 
 def test_create_sets_server_metadata_and_defaults(core: CoreV1Api) -> None:
