@@ -42,7 +42,7 @@ from scheduler.clock import LoopClock
 from scheduler.cycle.loop import OpenGate, run_flushes, run_loop
 from scheduler.cycle.schedule_one import BatchingSettings
 from scheduler.kube.binder import Binder
-from scheduler.kube.client import create_client
+from scheduler.kube.client import USER_AGENT, create_client
 from scheduler.kube.controller.operator import Controller
 from scheduler.kube.leader import LeaderElector
 from scheduler.kube.reporter import Reporter
@@ -105,7 +105,9 @@ class Runtime:
             logging.getLogger("kopf.objects").setLevel(logging.WARNING)
         _quiet_kopf_watch_finalizer(asyncio.get_running_loop())
         kubeconfig = str(settings.kubeconfig) if settings.kubeconfig is not None else None
-        client = await create_client(kubeconfig)
+        # The identity in the User-Agent tells the API server's audit log (and the emulator's
+        # /sim/stats) which replica sent a request, e.g. which one bound a pod.
+        client = await create_client(kubeconfig, user_agent=f"{USER_AGENT} ({self.identity})")
         binder = Binder(client, concurrency=settings.bind_concurrency)
         endpoints: Endpoints | None = None
         try:

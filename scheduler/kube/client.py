@@ -118,8 +118,10 @@ class ApiClient:
         retries: int = 3,
         pool_size: int = 64,
         default_namespace: str | None = None,
+        user_agent: str = USER_AGENT,
     ) -> None:
         self._config = configuration
+        self.user_agent = user_agent
         self._base = str(configuration.host).rstrip("/")
         self.timeout = timeout
         self.retries = retries
@@ -157,7 +159,7 @@ class ApiClient:
         return text.split(" ", 1)[1] if text.lower().startswith("bearer ") else text
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Accept": JSON, "User-Agent": USER_AGENT}
+        headers = {"Accept": JSON, "User-Agent": self.user_agent}
         auth = self._config.get_api_key_with_prefix("BearerToken", alias="authorization")
         if auth:
             headers["Authorization"] = str(auth)
@@ -340,6 +342,7 @@ async def create_client(
     timeout: float = 10.0,  # noqa: ASYNC109 - the client's default per-request timeout
     retries: int = 3,
     pool_size: int = 64,
+    user_agent: str = USER_AGENT,
 ) -> ApiClient:
     """An :class:`ApiClient` for ``kubeconfig`` (None: in-cluster); see `load_configuration`.
 
@@ -354,4 +357,5 @@ async def create_client(
         retries=retries,
         pool_size=pool_size,
         default_namespace=namespace,
+        user_agent=user_agent,
     )
