@@ -12,6 +12,7 @@ imports aiohttp. Neighbours: ``runtime`` starts and stops it; ``metrics`` render
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -63,6 +64,9 @@ class Endpoints:
             self._runner = None
 
     async def _metrics(self, _: web.Request) -> web.Response:
+        # Counted here rather than kept up to date: a leak shows as a count that grows
+        # between scrapes of an idle scheduler (this handler's own task included).
+        self.metrics.asyncio_tasks.set(len(asyncio.all_tasks()))
         return web.Response(body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE})
 
     async def _healthz(self, _: web.Request) -> web.Response:

@@ -208,6 +208,11 @@ class Metrics:
             "Number of pods (assigned and assumed) in the scheduler cache.",
             registry=r,
         )
+        self.asyncio_tasks = Gauge(
+            "batch_scheduler_asyncio_tasks",
+            "asyncio tasks alive in the process, counted at scrape time (leak detection).",
+            registry=r,
+        )
         self.group_size = Histogram(
             "batch_scheduler_group_size",
             "Pods taken from the queue together as one same-signature group.",
