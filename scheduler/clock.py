@@ -1,7 +1,7 @@
 """Clocks: the one seam through which the scheduler reads time.
 
 Every timer in the queue (backoff, unschedulable flush), batching (batch age,
-KEP-5598's ``maxBatchAge``) and the cache (assume TTL) reads a `Clock` instead of
+KEP-5598's ``maxBatchAge``) and in the latency metrics reads a `Clock` instead of
 calling `time.monotonic()`, so tests control time instead of sleeping:
 
 - `LoopClock` reads the running event loop's clock. Async tests run on

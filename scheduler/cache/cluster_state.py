@@ -3,9 +3,8 @@
 It owns one live :class:`~scheduler.cache.snapshot.Snapshot`: every write here updates
 the NodeInfo objects the snapshot hands to plugins, in O(1) per event (a node's pods are
 only touched when that node goes away). Watch handlers (``kube.controller``) feed it
-parsed records; the scheduling cycle assumes and forgets; the loop calls
-:meth:`ClusterState.cleanup_expired` with the clock's time (the cache never reads a
-clock itself).
+parsed records; the scheduling cycle assumes and forgets. The cache never reads a
+clock.
 
 Pod state machine (kube's ``cache.go``, same names)::
 
@@ -14,11 +13,10 @@ Pod state machine (kube's ``cache.go``, same names)::
        |                        |    |          ("confirmed")          | |    | Update
        |  watch: Add, bound     |    | forget                          | +----+
        +------------------------|----|-------------------------------->+
-                                |    v                                 | Remove, or
-                                |  Forgotten                           | Succeeded/Failed
-                                | finish_binding, then the TTL passes  v
-                                v                                    Deleted
-                             Expired
+                                     v                                 | Remove, or
+                                   Forgotten                           | Succeeded/Failed
+                                                                       v
+                                                                     Deleted
 
 * Initial → Assumed: :meth:`assume`, before the bind call returns, so the next cycle
   sees the pod's resources taken.
@@ -26,9 +24,11 @@ Pod state machine (kube's ``cache.go``, same names)::
   watched version replaces the assumed copy (moved if the node differs) and the
   assumption ends.
 * Assumed → Forgotten: :meth:`forget`, when the bind failed.
-* Assumed → Expired: :meth:`finish_binding` started the TTL (``assumed_expiry``) and no
-  watch event confirmed the pod before it ran out; kube keeps this so that a bind whose
-  event never comes cannot hold resources forever.
+* No Expired state: an assumption whose bind succeeded waits for its watch event however
+  long that takes, as in kube since kubernetes#106361 (``durationToExpireAssumedPod = 0``):
+  expiring it while the event was merely late freed resources the pod holds and let the
+  next cycle over-commit the node. A pod deleted while its events were lost (a 410 gap)
+  leaves through the periodic reconcile (``kube.controller.sync``).
 * Initial → Added: an assigned pod we never assumed (bound by another scheduler, or
   seen at start-up).
 * Added → Added: an update (upsert); a pod that turns Succeeded/Failed, or loses its
@@ -60,10 +60,7 @@ if TYPE_CHECKING:
     from scheduler.model.node import Node
     from scheduler.model.pod import Pod
 
-__all__ = ["DEFAULT_ASSUMED_EXPIRY", "CacheError", "ClusterState"]
-
-DEFAULT_ASSUMED_EXPIRY = 30.0
-"""Seconds an assumed pod whose bind finished waits for its watch event (kube: 30 s)."""
+__all__ = ["CacheError", "ClusterState"]
 
 
 class CacheError(RuntimeError):
@@ -74,23 +71,20 @@ class CacheError(RuntimeError):
 class _PodState:
     pod: Pod
     assumed: bool
-    deadline: float | None = None
-    """Set by finish_binding: the assumption expires after this time."""
 
 
 class ClusterState:
     """Nodes, assigned and assumed pods, namespaces; see the module docstring."""
 
-    __slots__ = ("_assumed", "_infos", "_pods", "assumed_expiry", "snapshot")
+    __slots__ = ("_assumed", "_infos", "_pods", "snapshot")
 
-    def __init__(self, *, assumed_expiry: float = DEFAULT_ASSUMED_EXPIRY) -> None:
+    def __init__(self) -> None:
         self.snapshot = Snapshot()
-        self.assumed_expiry = assumed_expiry
         self._infos: dict[str, NodeInfo] = {}
         """Every NodeInfo, ghosts included (the snapshot only holds those with a node)."""
         self._pods: dict[Uid, _PodState] = {}
-        self._assumed: dict[Uid, None] = {}
-        """Assumed pods in assumption order (a dict as an ordered set)."""
+        self._assumed: set[Uid] = set()
+        """Pods assumed and not yet confirmed by the watch or forgotten."""
 
     # -- nodes -------------------------------------------------------------------------------
 
@@ -137,7 +131,7 @@ class ClusterState:
             return
         if state is not None:
             self._detach(state.pod)
-            self._assumed.pop(pod.uid, None)  # confirmed, if it was assumed
+            self._assumed.discard(pod.uid)  # confirmed, if it was assumed
         self._pods[pod.uid] = _PodState(pod, assumed=False)
         self._attach(pod)
 
@@ -148,7 +142,7 @@ class ClusterState:
         state = self._pods.pop(Uid(uid), None)
         if state is None:
             return None
-        self._assumed.pop(state.pod.uid, None)
+        self._assumed.discard(state.pod.uid)
         self._detach(state.pod)
         return state.pod
 
@@ -164,7 +158,7 @@ class ClusterState:
             raise CacheError(f"cannot assume pod {pod.key} on unknown node {node_name!r}")
         placed = pod.with_node_name(NodeName(node_name))
         self._pods[pod.uid] = _PodState(placed, assumed=True)
-        self._assumed[pod.uid] = None
+        self._assumed.add(pod.uid)
         info.add_pod(placed)
         self._track_affinity(info, placed)
         return placed
@@ -175,23 +169,6 @@ class ClusterState:
         if state is None or not state.assumed:
             return None
         return self.remove_pod(uid)
-
-    def finish_binding(self, uid: str, now: float) -> None:
-        """The bind call returned: the assumption now expires ``assumed_expiry`` after ``now``."""
-        state = self._pods.get(Uid(uid))
-        if state is not None and state.assumed:
-            state.deadline = now + self.assumed_expiry
-
-    def cleanup_expired(self, now: float) -> list[Pod]:
-        """Forget assumptions whose bind finished and whose TTL passed; returns them."""
-        expired: list[Pod] = []
-        for uid in list(self._assumed):
-            state = self._pods[uid]
-            # Strictly after, as kube's now.After(deadline).
-            if state.deadline is not None and now > state.deadline:
-                self.remove_pod(uid)
-                expired.append(state.pod)
-        return expired
 
     # -- namespaces ---------------------------------------------------------------------------
 

@@ -66,14 +66,11 @@ async def run_loop(scheduler: Scheduler, *, synced: Gate, leading: Gate) -> None
 
 
 async def run_flushes(scheduler: Scheduler, *, interval: float = FLUSH_INTERVAL) -> None:
-    """Periodic queue flushes and assume-TTL expiry (until cancelled)."""
+    """Periodic queue flushes and gauges (until cancelled)."""
     reported: set[tuple[str, str]] = set()
     while True:
         await asyncio.sleep(interval)
         scheduler.queue.flush()
-        expired = scheduler.cluster.cleanup_expired(scheduler.clock.now())
-        for pod in expired:
-            log.warning("assumption_expired", pod=pod.key, node=pod.node_name)
         if scheduler.metrics is not None:
             for pool, count in scheduler.queue.pending().items():
                 scheduler.metrics.pending_pods.labels(queue=pool).set(count)

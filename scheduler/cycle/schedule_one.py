@@ -241,7 +241,6 @@ class Scheduler:
             self.metrics.binds.labels(result=_BIND_LABEL[result]).inc()
             self.metrics.bind_duration.observe(max(0.0, self.clock.now() - request.started))
         if result is BindResult.BOUND:
-            self.cluster.finish_binding(pod.uid, self.clock.now())
             self.queue.done(pod.uid)
             log.info("pod_bound", pod=pod.key, node=request.node, cycle=request.cycle)
             if self.metrics is not None and info.initial_attempt is not None:

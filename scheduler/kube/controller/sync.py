@@ -13,9 +13,11 @@ and names with what we hold and removes the missing ones, except
 
 * objects whose resourceVersion is newer than the LIST's (they arrived by watch after the
   LIST's snapshot; resourceVersions are compared as integers, as every real API server
-  issues them; anything non-numeric is never removed), and
-* pods we assumed (pending in the API until their binding lands; the bind's outcome or the
-  assume TTL resolves them).
+  issues them; anything non-numeric is never removed).
+
+Pods we assumed are no exception: they exist in the API (pending or bound) until deleted,
+so one missing from a LIST newer than its version was deleted during a gap; without this
+it would hold its node's resources for ever (assumptions never expire, as in kube).
 
 The first reconcile runs soon after start: an object deleted between our initial LIST and
 kopf's own never gets a DELETED event either.
@@ -161,13 +163,10 @@ class CacheSync:
         for name in gone_nodes:
             self.nodes.delete(name)
         listed_pods = {_meta(raw, "uid") for raw in pod_items}
-        cluster = self.pods.scheduler.cluster
         gone_pods = [
             uid
             for uid, version in self.pods.versions.items()
-            if uid not in listed_pods
-            and not cluster.is_assumed(uid)
-            and not newer_or_unknown(version, pod_version)
+            if uid not in listed_pods and not newer_or_unknown(version, pod_version)
         ]
         for uid in gone_pods:
             self.pods.delete(uid)

@@ -250,35 +250,16 @@ def test_assume_errors(prepare: Step, node_name: str, message: str) -> None:
     assert cs.num_pods == before
 
 
-@pytest.mark.parametrize(
-    ("finish_at", "cleanup_at", "expired"),
-    [
-        pytest.param(None, 10_000.0, False, id="no-finish-binding-never-expires"),
-        pytest.param(100.0, 129.9, False, id="before-ttl"),
-        pytest.param(100.0, 130.0, False, id="exactly-at-deadline-not-yet"),
-        pytest.param(100.0, 130.1, True, id="after-ttl-expires"),
-    ],
-)
-def test_assume_expiry(finish_at: float | None, cleanup_at: float, expired: bool) -> None:
-    """An assumption expires only after finish_binding and the 30 s TTL."""
+def test_assumption_waits_for_the_watch_however_long() -> None:
+    """No TTL (kube since #106361): an assumed pod holds its node until confirmed or forgotten."""
     cs = cluster("n1")
     cs.assume(pod("a"), "n1")
-    if finish_at is not None:
-        cs.finish_binding("uid-default-a", finish_at)
-    gone = cs.cleanup_expired(cleanup_at)
-    assert [p.uid for p in gone] == (["uid-default-a"] if expired else [])
-    assert cpu_on(cs, "n1") == (0 if expired else 1000)
-    assert cs.is_assumed("uid-default-a") is not expired
-
-
-def test_confirmed_pod_does_not_expire() -> None:
-    """Once the watch confirmed a pod, its TTL no longer applies."""
-    cs = ClusterState(assumed_expiry=1.0)
-    cs.add_node(node("n1"))
-    cs.assume(pod("a"), "n1")
-    cs.finish_binding("uid-default-a", 0.0)
-    cs.add_pod(pod("a", "n1"))
-    assert cs.cleanup_expired(100.0) == []
+    assert cs.is_assumed("uid-default-a")
+    assert cpu_on(cs, "n1") == 1000
+    cs.add_pod(pod("a", "n1"))  # the watch confirms it
+    assert not cs.is_assumed("uid-default-a")
+    assert cpu_on(cs, "n1") == 1000
+    assert cs.forget("uid-default-a") is None  # confirmed: forgetting is a no-op
     assert cpu_on(cs, "n1") == 1000
 
 
