@@ -20,6 +20,7 @@ Neighbours: ``model.resources`` holds the rounded integers; ``model.parse_pod`` 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -83,7 +84,10 @@ def parse_quantity(value: object) -> Fraction:
     raise QuantityError(f"quantity must be a string or a number, not {type(value).__name__}")
 
 
+@functools.lru_cache(maxsize=1024)
 def _parse_string(text: str) -> Fraction:
+    # Memoized: a cluster repeats a handful of quantities ("100m", "1Gi") across every pod
+    # and node, and a Fraction is immutable, so sharing one is safe. Errors are not cached.
     match = _QUANTITY.fullmatch(text)
     if match is None:
         raise QuantityError(f"quantity {text!r} does not match [+-]digits[.digits][suffix]")

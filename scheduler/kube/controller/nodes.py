@@ -6,7 +6,9 @@
   their status every few seconds (heartbeats, conditions), and waking every unschedulable
   pod on each heartbeat would spin the queue for nothing (kube's
   ``nodeSchedulingPropertiesChange``);
-* deleted → ``remove_node`` (its NodeInfo stays a ghost while pods still name it).
+* deleted → ``remove_node`` (its NodeInfo stays a ghost while pods still name it);
+* listed again at a resourceVersion already applied (kopf's LIST after ours, a re-list
+  after 410) → nothing, not even a parse.
 
 A node that cannot be parsed is skipped, with one log line naming the node and the field per
 problem and ``batch_scheduler_bad_objects_total{kind="Node"}``; the version we held before
@@ -42,6 +44,12 @@ def _name_of(raw: Mapping[str, object]) -> str:
     return name if isinstance(name, str) else ""
 
 
+def _version(raw: Mapping[str, object]) -> str:
+    meta = raw.get("metadata")
+    version = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
+    return version if isinstance(version, str) else ""
+
+
 class NodeEvents:
     """Applies node events to one Scheduler's cache; see the module docstring."""
 
@@ -57,6 +65,10 @@ class NodeEvents:
         if event_type == DELETED:
             self.delete(_name_of(raw))
             return
+        if event_type is None:
+            held = self.nodes.get(_name_of(raw))
+            if held is not None and held.resource_version == _version(raw) != "":
+                return  # listed again (kopf's own LIST, a re-list after 410): already applied
         try:
             node = node_from_raw(raw)
         except ModelError as exc:

@@ -12,9 +12,10 @@ timers, daemons) write finalizers and annotations onto the objects they handle, 
 nodes are not ours to write. The handlers are ``async`` although they never await: kopf runs
 sync handlers in a thread pool, and the cache and queue are single-threaded by design.
 
-:meth:`Controller.run` does the initial LIST first (the ``synced`` gate opens), then runs
-kopf (clusterwide, standalone: peering is not leader election) beside the periodic
-reconcile, until :meth:`Controller.stop`. kopf installs SIGINT/SIGTERM handlers of its own
+:meth:`Controller.run` does the initial LIST first, then runs kopf (clusterwide,
+standalone: peering is not leader election) beside the periodic reconcile, until
+:meth:`Controller.stop`; the ``synced`` gate opens once kopf has delivered its own
+listing (``sync``). kopf installs SIGINT/SIGTERM handlers of its own
 when it runs in the main thread; ``ready`` is set once it has, so the composition root can
 put its handlers back (``app.runtime``).
 
@@ -45,7 +46,7 @@ log = logs.get_logger(__name__)
 
 
 def build_registry(
-    client: ApiClient, *, pods: PodEvents, nodes: NodeEvents
+    client: ApiClient, *, pods: PodEvents, nodes: NodeEvents, sync: CacheSync
 ) -> kopf.OperatorRegistry:
     """A fresh registry with our login and event handlers (nothing registers at import)."""
     registry = kopf.OperatorRegistry()
@@ -56,11 +57,17 @@ def build_registry(
 
     @kopf.on.event("v1", "pods", registry=registry)
     async def pod_event(event: kopf.RawEvent, **_: Any) -> None:
-        pods.apply(event.get("type"), event["object"])
+        kind = event.get("type")
+        if kind is None:  # listed, not watched
+            sync.watch_listed("pods")
+        pods.apply(kind, event["object"])
 
     @kopf.on.event("v1", "nodes", registry=registry)
     async def node_event(event: kopf.RawEvent, **_: Any) -> None:
-        nodes.apply(event.get("type"), event["object"])
+        kind = event.get("type")
+        if kind is None:
+            sync.watch_listed("nodes")
+        nodes.apply(kind, event["object"])
 
     return registry
 
@@ -92,7 +99,7 @@ class Controller:
             synced=self.synced,
             interval=self.options.resync_interval,
         )
-        self.registry = build_registry(client, pods=self.pods, nodes=self.nodes)
+        self.registry = build_registry(client, pods=self.pods, nodes=self.nodes, sync=self.sync)
         self._stop = asyncio.Event()
 
     def stop(self) -> None:
@@ -113,6 +120,10 @@ class Controller:
         sync.result()
         async with asyncio.TaskGroup() as tg:
             reconcile = tg.create_task(self.sync.reconcile_forever(), name="reconcile")
+            loop = asyncio.get_running_loop()
+            listing = tg.create_task(
+                self.sync.wait_for_watch_listing(loop.time), name="watch-listing"
+            )
             await kopf.operator(
                 registry=self.registry,
                 settings=operator_settings(self.options),
@@ -123,4 +134,5 @@ class Controller:
                 ready_flag=self.ready,
             )
             reconcile.cancel()
+            listing.cancel()
         log.info("controller_stopped")

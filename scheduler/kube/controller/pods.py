@@ -11,7 +11,9 @@ Every pod event is classified once:
   terminating or terminal, which drops it from the queue;
 * **pending, not ours** → ignored.
 
-A pod is parsed once per event (``model.parse``). A pod that cannot be parsed is never a
+A pod is parsed once per event (``model.parse``); a listed pod whose resourceVersion we
+have already applied (kopf lists again after our initial LIST, and after every 410) is
+skipped unparsed. A pod that cannot be parsed is never a
 crash: it is counted (``batch_scheduler_bad_objects_total{kind="Pod"}``), logged with the
 object and field, and — when it is a pending pod of ours — reported to its owner with a
 ``FailedScheduling`` event and ``PodScheduled=False`` naming the field, once per problem.
@@ -108,6 +110,11 @@ class PodEvents:
             _, _, uid = object_ref(raw)
             self.delete(Uid(uid))
             return
+        if event_type is None:
+            _, _, uid = object_ref(raw)
+            held = self.versions.get(Uid(uid))
+            if held and held == resource_version(raw):
+                return  # listed again (kopf's own LIST, a re-list after 410): already applied
         try:
             pod = pod_from_raw(raw)
         except ModelError as exc:

@@ -1,10 +1,15 @@
 """Cache sync: the initial LIST (kube's ``WaitForCacheSync``) and the periodic reconcile.
 
 **Initial sync.** Before kopf starts, nodes and then pods are LISTed through the API client
-and applied as events, then the :class:`Synced` gate opens: the scheduling loop (which
-waits on it) never decides on a half-filled cache, and ``/readyz`` turns 200. kopf then
-lists again and watches; applying an object twice is idempotent, and kopf's own LIST
-covers anything that changed between ours and its watch.
+and applied as events, so the cache is full before kopf has delivered anything. kopf then
+lists again and watches; applying an object twice is idempotent (an object listed again
+at a version already applied is skipped unparsed), and kopf's own LIST covers anything
+that changed between ours and its watch. The :class:`Synced` gate opens once kopf has
+delivered its own listing too (:meth:`CacheSync.wait_for_watch_listing`), as kube's
+``WaitForCacheSync`` waits for the informers' initial lists to be handled: the scheduling
+loop (which waits on the gate) never decides on a half-filled cache, and does not compete
+for the CPU with a watch engine still working through thousands of listed objects.
+``/readyz`` turns 200 at the same moment.
 
 **Reconcile.** After a watch expires with 410 Gone, kopf re-lists but does not emit
 DELETED for objects that vanished in between, so the cache would keep ghost pods holding
@@ -38,6 +43,8 @@ from scheduler.kube import errors
 from scheduler.kube.client import backoff_delay
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scheduler.kube.client import ApiClient
     from scheduler.kube.controller.nodes import NodeEvents
     from scheduler.kube.controller.pods import PodEvents
@@ -50,6 +57,11 @@ PAGE = 500
 """Objects per LIST page (``limit``): bounds one response's size on big clusters."""
 FIRST_RECONCILE = 10.0
 """Seconds after start of the first reconcile (then every ``interval``)."""
+LISTING_QUIET = 2.0
+"""Seconds without a listed object from kopf after which its listing counts as delivered
+(objects deleted between our LIST and kopf's never come; a failing LIST is retried)."""
+LISTING_POLL = 0.05
+"""Seconds between checks of kopf's listing progress."""
 
 
 class Synced:
@@ -111,9 +123,13 @@ class CacheSync:
         self.nodes = nodes
         self.synced = synced
         self.interval = interval
+        self.expected: dict[str, int] = {"nodes": 0, "pods": 0}
+        """Objects in our initial LIST, per kind: what kopf's own listing should deliver."""
+        self.listed: dict[str, int] = {"nodes": 0, "pods": 0}
+        """Listed objects kopf has delivered so far, per kind (:meth:`watch_listed`)."""
 
     async def initial(self) -> None:
-        """LIST nodes then pods (retrying API errors with backoff), apply, open the gate."""
+        """LIST nodes then pods (retrying API errors with backoff) and apply them."""
         attempt = 0
         while True:
             try:
@@ -130,8 +146,30 @@ class CacheSync:
             self.nodes.apply(None, raw)
         for raw in pod_items:
             self.pods.apply(None, raw)
+        self.expected = {"nodes": len(node_items), "pods": len(pod_items)}
+        log.info("caches_listed", nodes=len(node_items), pods=len(pod_items))
+
+    def watch_listed(self, kind: str) -> None:
+        """kopf delivered one object of its initial listing (or of a re-list) of ``kind``."""
+        self.listed[kind] += 1
+
+    async def wait_for_watch_listing(self, clock: Callable[[], float]) -> None:
+        """Open the gate once kopf delivered as many listed objects as our LIST held, or
+        once its listing has been quiet for ``LISTING_QUIET`` seconds."""
+        last_progress, last_seen = clock(), -1
+        while True:
+            seen = sum(self.listed.values())
+            if all(self.listed[kind] >= count for kind, count in self.expected.items()):
+                break
+            now = clock()
+            if seen != last_seen:
+                last_progress, last_seen = now, seen
+            elif now - last_progress >= LISTING_QUIET:
+                log.info("watch_listing_quiet", expected=self.expected, listed=self.listed)
+                break
+            await asyncio.sleep(LISTING_POLL)
         self.synced.open()
-        log.info("caches_synced", nodes=len(node_items), pods=len(pod_items))
+        log.info("caches_synced", **self.expected)
 
     async def reconcile_forever(self) -> None:
         """Reconcile every ``interval`` seconds until cancelled (``interval`` 0: never)."""
