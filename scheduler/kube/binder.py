@@ -170,7 +170,7 @@ class Binder:
         attempt = 0
         while True:
             try:
-                await self._api.request("POST", path, body=body, timeout=self.timeout)
+                await self._api.request("POST", path, body=body, timeout=self.timeout, decode=False)
             except errors.Conflict as e:
                 if assigned_node(e.message) == request.node:
                     log.info("bind_already_done", pod=pod.key, node=request.node, attempt=attempt)

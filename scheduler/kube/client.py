@@ -202,19 +202,22 @@ class ApiClient:
         content_type: str | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - per-attempt HTTP timeout, not a deadline
         retries: int | None = None,
+        decode: bool = True,
     ) -> dict[str, Any]:
         """``method`` ``path`` with a JSON ``body``; the decoded JSON object on 2xx.
 
         ``content_type`` defaults to JSON, and to merge-patch for PATCH. ``timeout``
         (seconds, per attempt) and ``retries`` override the client's defaults; POST is
-        never retried. Raises :class:`errors.ApiError` subclasses.
+        never retried. ``decode=False`` returns ``{}`` for a 2xx without parsing the body
+        (binds and Events: the caller only needs the status; error bodies are always read).
+        Raises :class:`errors.ApiError` subclasses.
         """
         method = method.upper()
         budget = (self.retries if retries is None else retries) if method in IDEMPOTENT else 0
         attempt = 0
         while True:
             try:
-                return await self._once(method, path, body, params, content_type, timeout)
+                return await self._once(method, path, body, params, content_type, timeout, decode)
             except (errors.TooManyRequests, errors.ServerError, errors.TransportError) as e:
                 if attempt >= budget:
                     raise
@@ -238,6 +241,7 @@ class ApiClient:
         params: Mapping[str, str | int | bool] | None,
         content_type: str | None,
         timeout: float | None,  # noqa: ASYNC109 - per-attempt HTTP timeout
+        decode: bool = True,
     ) -> dict[str, Any]:
         headers = self._headers()
         data: bytes | None = None
@@ -271,9 +275,9 @@ class ApiClient:
             raise errors.TransportError(
                 str(e) or type(e).__name__, reason=type(e).__name__, method=method, path=path
             ) from e
-        decoded = _decode(raw)
         if 200 <= status < 300:
-            return decoded
+            return _decode(raw) if decode else {}
+        decoded = _decode(raw)
         if not decoded and raw:
             decoded = {"message": raw.decode(errors="replace")}
         raise errors.from_status(status, decoded, method=method, path=path, headers=resp_headers)

@@ -238,7 +238,7 @@ class Reporter:
         while True:
             try:
                 await self._api.request(
-                    method, path, body=body, content_type=content_type, retries=0
+                    method, path, body=body, content_type=content_type, retries=0, decode=False
                 )
                 return True
             except errors.NotFound:

@@ -43,7 +43,7 @@ from scheduler.kube import errors
 from scheduler.kube.client import backoff_delay
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import AsyncIterator, Callable
 
     from scheduler.kube.client import ApiClient
     from scheduler.kube.controller.nodes import NodeEvents
@@ -87,22 +87,26 @@ def newer_or_unknown(version: str, listed: str) -> bool:
     return int(version) > int(listed)
 
 
-async def list_all(client: ApiClient, path: str) -> tuple[list[dict[str, Any]], str]:
-    """Every object at ``path``, page by page; returns (items, the LIST's resourceVersion)."""
-    items: list[dict[str, Any]] = []
+async def list_pages(
+    client: ApiClient, path: str
+) -> AsyncIterator[tuple[list[dict[str, Any]], str]]:
+    """Every object at ``path``, one page (``PAGE`` objects) at a time, each with the LIST's
+    resourceVersion: a caller that uses a page before asking for the next never holds a
+    whole big cluster's JSON at once (that peak stays in the process's RSS)."""
     params: dict[str, str | int | bool] = {"limit": PAGE}
     version = ""
     while True:
         body = await client.request("GET", path, params=params)
-        page = body.get("items") or []
-        items.extend(item for item in page if isinstance(item, dict))
+        page = [item for item in body.get("items") or [] if isinstance(item, dict)]
         meta = body.get("metadata")
         meta = meta if isinstance(meta, Mapping) else {}
         # With continue tokens every page is served from the first page's snapshot.
         version = version or str(meta.get("resourceVersion") or "")
+        del body
+        yield page, version
         token = meta.get("continue")
         if not token:
-            return items, version
+            return
         params = {"limit": PAGE, "continue": str(token)}
 
 
@@ -133,21 +137,29 @@ class CacheSync:
         attempt = 0
         while True:
             try:
-                node_items, _ = await list_all(self.client, NODES)
-                pod_items, _ = await list_all(self.client, PODS)
+                # Nodes first: pods then land on known nodes instead of creating ghosts.
+                # Each page is applied as it comes; after a failure the LIST starts over,
+                # and what was applied already is skipped (same resourceVersion).
+                nodes = await self._apply_pages(NODES, self.nodes.apply)
+                pods = await self._apply_pages(PODS, self.pods.apply)
                 break
             except errors.ApiError as exc:
                 delay = backoff_delay(attempt, base=0.2, cap=5.0)
                 attempt += 1
                 log.warning("initial_list_failed", error=str(exc), retry_in=round(delay, 2))
                 await asyncio.sleep(delay)
-        # Nodes first: pods then land on known nodes instead of creating ghosts.
-        for raw in node_items:
-            self.nodes.apply(None, raw)
-        for raw in pod_items:
-            self.pods.apply(None, raw)
-        self.expected = {"nodes": len(node_items), "pods": len(pod_items)}
-        log.info("caches_listed", nodes=len(node_items), pods=len(pod_items))
+        self.expected = {"nodes": nodes, "pods": pods}
+        log.info("caches_listed", nodes=nodes, pods=pods)
+
+    async def _apply_pages(
+        self, path: str, apply: Callable[[str | None, Mapping[str, object]], None]
+    ) -> int:
+        count = 0
+        async for page, _ in list_pages(self.client, path):
+            for raw in page:
+                apply(None, raw)
+            count += len(page)
+        return count
 
     def watch_listed(self, kind: str) -> None:
         """kopf delivered one object of its initial listing (or of a re-list) of ``kind``."""
@@ -188,10 +200,10 @@ class CacheSync:
 
     async def reconcile(self) -> tuple[int, int]:
         """One LIST-and-compare; returns (nodes removed, pods removed)."""
-        node_items, node_version = await list_all(self.client, NODES)
-        pod_items, pod_version = await list_all(self.client, PODS)
-        # From here on await-free: no event can interleave with the comparison.
-        listed_nodes = {_meta(raw, "name") for raw in node_items}
+        listed_nodes, node_version = await self._listed(NODES, "name")
+        listed_pods, pod_version = await self._listed(PODS, "uid")
+        # From here on await-free: no event can interleave with the comparison. (Events
+        # between the pages only bring objects newer than the LIST, which stay.)
         gone_nodes = [
             name
             for name, node in self.nodes.nodes.items()
@@ -200,7 +212,6 @@ class CacheSync:
         ]
         for name in gone_nodes:
             self.nodes.delete(name)
-        listed_pods = {_meta(raw, "uid") for raw in pod_items}
         gone_pods = [
             uid
             for uid, version in self.pods.versions.items()
@@ -211,6 +222,15 @@ class CacheSync:
         if gone_nodes or gone_pods:
             log.info("reconcile_removed", nodes=gone_nodes, pods=len(gone_pods))
         return len(gone_nodes), len(gone_pods)
+
+    async def _listed(self, path: str, key: str) -> tuple[set[str], str]:
+        """The ``metadata.<key>`` of every object at ``path``, and the LIST's version."""
+        keys: set[str] = set()
+        version = ""
+        async for page, page_version in list_pages(self.client, path):
+            keys.update(_meta(raw, key) for raw in page)
+            version = page_version
+        return keys, version
 
 
 def _meta(raw: Mapping[str, object], key: str) -> str:
