@@ -153,10 +153,14 @@ class Scheduler:
         batch = self.batches.get(name)
         hinted: NodeInfo | None = None
         outcome: ScheduleResult | FitError | SchedulingError | None = None
+        state = CycleState()
+        pre_filtered = None
         if batch is not None:
-            state = CycleState()
-            _, status = profile.run_pre_filter(state, pod)
-            if status.is_success:
+            # PreFilter once, for the hint's recheck and, if it comes to that, the full pass
+            # (which gets the state as PreFilter left it: the hint path writes PreScore data).
+            pre_filtered = profile.run_pre_filter(state, pod)
+            pristine = state.clone()
+            if pre_filtered[1].is_success:
                 hinted = batch.get_node_hint(state, pod, info.signature, cycle)
                 if hinted is not None and profile.run_filters(state, pod, hinted).is_success:
                     outcome = ScheduleResult(hinted, 1, 1, None, 0)
@@ -168,8 +172,9 @@ class Scheduler:
                         self._verify(profile, pod, hinted)
                 elif hinted is not None:
                     self._diverged(DivergenceKind.HINT_INFEASIBLE, pod, hinted.name, "")
+            state = pristine
         if outcome is None:
-            outcome = profile.schedule(CycleState(), pod)
+            outcome = profile.schedule(state, pod, pre_filtered)
             self.stats.full_passes += 1
         elapsed = time.perf_counter() - started
         self.stats.decision_seconds += elapsed

@@ -161,6 +161,15 @@ class Profile:
 
     def run_pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult, st.Status]:
         """Run every PreFilter; intersect their node sets; the first rejection wins."""
+        observe = self.observe
+        if observe is None:
+            return self._pre_filter(state, pod)
+        started = time.perf_counter()
+        outcome = self._pre_filter(state, pod)
+        _observed(observe, "PreFilter", outcome[1].code, started)
+        return outcome
+
+    def _pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult, st.Status]:
         result: frozenset[str] | None = None
         narrowing: list[str] = []
         everywhere = PreFilterResult(None, ())
@@ -243,8 +252,18 @@ class Profile:
 
     # -- the full pass -------------------------------------------------------------------
 
-    def schedule(self, state: CycleState, pod: Pod) -> Outcome:
-        """One full pass for ``pod``: a chosen node, a FitError, or a SchedulingError."""
+    def schedule(
+        self,
+        state: CycleState,
+        pod: Pod,
+        pre_filtered: tuple[PreFilterResult, st.Status] | None = None,
+    ) -> Outcome:
+        """One full pass for ``pod``: a chosen node, a FitError, or a SchedulingError.
+
+        ``pre_filtered``: what :meth:`run_pre_filter` returned for this pod into ``state``
+        already (the batched path runs PreFilter before it asks for a hint, as kube's
+        ``schedulePod`` does); PreFilter then does not run twice.
+        """
         snapshot = self._snapshot
         num_all = snapshot.num_nodes
         if num_all == 0:
@@ -256,11 +275,9 @@ class Profile:
         if unsupported:
             diagnosis.pre_filter_message = unsupported
             return FitError(pod.key, num_all, diagnosis)
+        allowed, status = pre_filtered or self.run_pre_filter(state, pod)
         observe = self.observe
         started = time.perf_counter() if observe is not None else 0.0
-        allowed, status = self.run_pre_filter(state, pod)
-        if observe is not None:
-            started = _observed(observe, "PreFilter", status.code, started)
         if not status.is_success:
             if status.code is st.Code.ERROR:
                 return SchedulingError(pod.key, status.message())
