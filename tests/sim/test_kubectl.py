@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from scheduler.sim.server import SimServer, run_in_thread
+from tests.sim.kubectl_helpers import kubectl
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -44,28 +45,15 @@ def kubeconfig(tmp_path: Path) -> Iterator[tuple[SimServer, Path]]:
         yield server, server.write_kubeconfig(tmp_path / "kubeconfig")
 
 
-def _kubectl(kc: Path, *args: str, stdin: str | None = None) -> str:
-    proc = subprocess.run(
-        ["kubectl", "--kubeconfig", str(kc), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
-
-
 def test_get_apply_describe_delete(kubeconfig: tuple[SimServer, Path]) -> None:
     """kubectl lists nodes, applies twice (create, then patch), describes events, deletes."""
     _server, kc = kubeconfig
-    nodes = _kubectl(kc, "get", "nodes", "-o", "name").split()
+    nodes = kubectl(kc, "get", "nodes", "-o", "name").split()
     assert nodes == ["node/node-0", "node/node-1"]
-    assert "pod/web created" in _kubectl(kc, "apply", "-f", "-", stdin=POD)
+    assert "pod/web created" in kubectl(kc, "apply", "-f", "-", stdin=POD)
     changed = POD.replace("100m", "200m")
-    assert "pod/web configured" in _kubectl(kc, "apply", "-f", "-", stdin=changed)
-    pod = json.loads(_kubectl(kc, "get", "po", "web", "-o", "json"))
+    assert "pod/web configured" in kubectl(kc, "apply", "-f", "-", stdin=changed)
+    pod = json.loads(kubectl(kc, "get", "po", "web", "-o", "json"))
     assert pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "200m"
     event = {
         "apiVersion": "v1",
@@ -85,21 +73,21 @@ def test_get_apply_describe_delete(kubeconfig: tuple[SimServer, Path]) -> None:
         "lastTimestamp": pod["metadata"]["creationTimestamp"],
         "count": 1,
     }
-    _kubectl(kc, "create", "-f", "-", stdin=json.dumps(event))
-    described = _kubectl(kc, "describe", "pod", "web")
+    kubectl(kc, "create", "-f", "-", stdin=json.dumps(event))
+    described = kubectl(kc, "describe", "pod", "web")
     assert "Successfully assigned default/web to node-0" in described
     assert "batch-scheduler" in described
-    table = _kubectl(kc, "get", "pods", "-o", "wide").splitlines()
+    table = kubectl(kc, "get", "pods", "-o", "wide").splitlines()
     assert table[0].split()[:6] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP"]
     assert table[1].split()[:3] == ["web", "0/1", "Pending"]
-    assert 'pod "web" deleted' in _kubectl(kc, "delete", "pod", "web", "--wait=false")
-    assert _kubectl(kc, "get", "pods", "-o", "name").strip() == ""
+    assert 'pod "web" deleted' in kubectl(kc, "delete", "pod", "web", "--wait=false")
+    assert kubectl(kc, "get", "pods", "-o", "name").strip() == ""
 
 
 def test_get_pods_watch_streams_changes(kubeconfig: tuple[SimServer, Path]) -> None:
     """kubectl get pods -w prints the pod again when it changes."""
     _, kc = kubeconfig
-    _kubectl(kc, "apply", "-f", "-", stdin=POD)
+    kubectl(kc, "apply", "-f", "-", stdin=POD)
     watcher = subprocess.Popen(
         ["kubectl", "--kubeconfig", str(kc), "get", "pods", "-w", "--no-headers"],
         stdout=subprocess.PIPE,
@@ -109,7 +97,7 @@ def test_get_pods_watch_streams_changes(kubeconfig: tuple[SimServer, Path]) -> N
         assert watcher.stdout is not None
         first = watcher.stdout.readline()
         time.sleep(0.2)
-        _kubectl(kc, "label", "pod", "web", "x=1")
+        kubectl(kc, "label", "pod", "web", "x=1")
         second = watcher.stdout.readline()
     finally:
         watcher.kill()

@@ -12,7 +12,6 @@ import copy
 import json
 import re
 import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from kubernetes.client import ApiException, AppsV1Api, BatchV1Api, CoreV1Api
 from scheduler.sim import controllers
 from scheduler.sim.process import SimProcess
 from scheduler.sim.server import SimServer, run_in_thread
+from tests.sim.kubectl_helpers import kubectl
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -300,24 +300,11 @@ def test_template_hash_is_stable_and_safe() -> None:
 # -- kubectl --------------------------------------------------------------------------------
 
 
-def _kubectl(kc: Path, *args: str, stdin: str | None = None) -> str:
-    proc = subprocess.run(
-        ["kubectl", "--kubeconfig", str(kc), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
-
-
 def _names(kc: Path, selector: str) -> list[str]:
-    return _kubectl(kc, "get", "pods", "-l", selector, "-o", "name").split()
+    return kubectl(kc, "get", "pods", "-l", selector, "-o", "name").split()
 
 
-def _kubectl_count(kc: Path, selector: str, n: int) -> list[str]:
+def __kubectl_count(kc: Path, selector: str, n: int) -> list[str]:
     got = _wait(lambda: len(_names(kc, selector)) == n)
     assert got, f"want {n} pods for {selector}: {_names(kc, selector)}"
     return _names(kc, selector)
@@ -335,42 +322,42 @@ def kubeconfig(tmp_path: Path) -> Iterator[Path]:
 def test_kubectl_apply_examples_scale_delete(kubeconfig: Path) -> None:
     """apply -f manifests/examples/ makes the pods; get shows the workloads; scale; delete."""
     kc = kubeconfig
-    out = _kubectl(kc, "apply", "-f", str(EXAMPLES))
+    out = kubectl(kc, "apply", "-f", str(EXAMPLES))
     assert "deployment.apps/web-many-per-node created" in out
     assert "job.batch/batch-one-per-node created" in out
-    job_pods = _kubectl_count(kc, "job-name=batch-one-per-node", 8)
-    _kubectl_count(kc, "app.kubernetes.io/name=web-many-per-node", 40)
-    pod = json.loads(_kubectl(kc, "get", job_pods[0], "-o", "json"))
+    job_pods = __kubectl_count(kc, "job-name=batch-one-per-node", 8)
+    __kubectl_count(kc, "app.kubernetes.io/name=web-many-per-node", 40)
+    pod = json.loads(kubectl(kc, "get", job_pods[0], "-o", "json"))
     assert pod["spec"]["schedulerName"] == "batch-scheduler"
     assert pod["metadata"]["annotations"]["batch-scheduler.io/batching"] == "true"
-    again = _kubectl(kc, "apply", "-f", str(EXAMPLES))
+    again = kubectl(kc, "apply", "-f", str(EXAMPLES))
     assert "deployment.apps/web-many-per-node unchanged" in again
     assert "job.batch/batch-one-per-node unchanged" in again
     table = _wait(
-        lambda: (t := _kubectl(kc, "get", "deploy", "web-many-per-node")) and "40" in t and t
+        lambda: (t := kubectl(kc, "get", "deploy", "web-many-per-node")) and "40" in t and t
     )
     assert table.split()[:5] == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
     assert table.split()[5:8] == ["web-many-per-node", "0/40", "40"]
-    jobs = _kubectl(kc, "get", "jobs").split()
+    jobs = kubectl(kc, "get", "jobs").split()
     assert jobs[:5] == ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"]
     assert jobs[5:8] == ["batch-one-per-node", "Running", "0/8"]
-    assert "scaled" in _kubectl(kc, "scale", "deploy", "web-many-per-node", "--replicas=3")
-    _kubectl_count(kc, "app.kubernetes.io/name=web-many-per-node", 3)
+    assert "scaled" in kubectl(kc, "scale", "deploy", "web-many-per-node", "--replicas=3")
+    __kubectl_count(kc, "app.kubernetes.io/name=web-many-per-node", 3)
     smaller = WEB | {"spec": WEB["spec"] | {"replicas": 6}}
-    assert "configured" in _kubectl(kc, "apply", "-f", "-", stdin=yaml.safe_dump(smaller))
-    _kubectl_count(kc, "app.kubernetes.io/name=web-many-per-node", 6)
-    _kubectl(kc, "delete", "-f", str(EXAMPLES))
-    assert _wait(lambda: _kubectl(kc, "get", "pods", "-o", "name").strip() == "")
+    assert "configured" in kubectl(kc, "apply", "-f", "-", stdin=yaml.safe_dump(smaller))
+    __kubectl_count(kc, "app.kubernetes.io/name=web-many-per-node", 6)
+    kubectl(kc, "delete", "-f", str(EXAMPLES))
+    assert _wait(lambda: kubectl(kc, "get", "pods", "-o", "name").strip() == "")
 
 
 @needs_kubectl
 def test_kubectl_no_controllers_flag() -> None:
     """sim serve --no-controllers: the examples apply, and no pods appear."""
     with SimProcess(["--nodes", "1", "--no-controllers"]) as sim:
-        out = _kubectl(sim.kubeconfig, "apply", "-f", str(EXAMPLES))
+        out = kubectl(sim.kubeconfig, "apply", "-f", str(EXAMPLES))
         assert out.count(" created") == 2
         time.sleep(0.3)
-        assert _kubectl(sim.kubeconfig, "get", "pods", "-o", "name").strip() == ""
-        assert _kubectl(sim.kubeconfig, "get", "deploy", "-o", "name").split() == [
+        assert kubectl(sim.kubeconfig, "get", "pods", "-o", "name").strip() == ""
+        assert kubectl(sim.kubeconfig, "get", "deploy", "-o", "name").split() == [
             "deployment.apps/web-many-per-node"
         ]
