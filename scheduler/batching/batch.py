@@ -9,7 +9,8 @@ continuity (cycle == last + 1), last cycle succeeded, equal signature (a nominat
 none), age <= max age. Then it refilters the node chosen last time: infeasible → it leaves
 the state (one-pod-per-node); still feasible → it is *rescored* and put back in order
 (many-pods-per-node), so the next hint is what a full pass would rank first among the kept
-nodes.
+nodes. A popped node (or the last one) that has left the cache since the full pass flushes
+the state (``node_missing``): the pod gets a full pass instead.
 
 Rescoring: PreScore for the current pod, raw Score for that node, NormalizeScore over the
 kept nodes plus that node, re-sort. The fast path skips the re-normalize and re-sort: the
@@ -181,8 +182,15 @@ class OpportunisticBatch:
             return None
         index = batch.order.pop()
         batch.keys.pop()
+        node = batch.nodes[index]
+        if self.profile.snapshot.get(node.name) is not node:
+            # Deleted since the full pass (kube: the hint is not in the snapshot). The state
+            # holds the old NodeInfo, whose node a recheck would still pass, and assuming a
+            # pod on a node the cache no longer has is an error.
+            self._flush(FlushReason.NODE_MISSING)
+            return None
         batch.last = index
-        return batch.nodes[index]
+        return node
 
     # -- results -----------------------------------------------------------------------
 

@@ -163,6 +163,8 @@ class Api:
         self.rogue = rogue
         self.bookmark_interval = bookmark_interval
         self.binders: dict[str, dict[str, int]] = {}
+        self.watches_held_until = 0.0
+        """Loop time until which new watches wait (set by the server's fault clock)."""
         """Who sends bind requests, by User-Agent: ``requests``, ``bound`` (201s), and the
         sequence numbers of its ``first`` and ``last`` request among all bind requests, so
         a test can tell whether two clients ever bound in the same period."""
@@ -245,6 +247,9 @@ class Api:
 
     async def _watch(self, request: web.Request, t: Target) -> web.StreamResponse:
         pred = self._selector(request, t)
+        held = self.watches_held_until - asyncio.get_running_loop().time()
+        if held > 0:
+            await asyncio.sleep(held)  # a partition before a compaction (server fault clock)
         bookmarks = _truthy(request.query.get("allowWatchBookmarks"))
         try:
             timeout = float(request.query.get("timeoutSeconds") or 0)
@@ -267,6 +272,7 @@ class Api:
         except errors.ApiError as e:
             if e.code != 410:
                 raise
+            self.faults.count("watches_expired")
             # kube answers an expired watch with 200 and one ERROR event carrying the Status.
             await resp.prepare(request)
             await resp.write(dumps({"type": "ERROR", "object": e.status()}) + b"\n")

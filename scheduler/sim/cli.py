@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=0.0,
         metavar="S",
-        help="drop watch history every S seconds (resumes get 410)",
+        help="every S s: cut watches off for 0.5 s, then drop the history (resumes get 410)",
     )
     parser.add_argument(
         "--rogue-bind-fraction",

@@ -44,6 +44,9 @@ class FaultConfig:
     """close every open watch stream this often (seconds); 0 = never."""
     compact_every: float = 0.0
     """drop all watch history this often (seconds) so resumes get 410; 0 = never."""
+    compact_gap: float = 0.5
+    """seconds before each compaction during which watches are closed and new ones wait (a
+    partition: writes go on, so the resumes after the compaction miss history and get 410)."""
     rogue_bind_fraction: float = 0.0
     """fraction of new pending pods that a rogue binder assigns before anyone else."""
     rogue_scheduler_name: str | None = None

@@ -182,10 +182,20 @@ class SimServer:
                 last_compact = now
             elif now - last_compact >= cfg.compact_every:
                 last_compact = now
-                self._compact()
+                self._partition_then_compact(cfg.compact_gap)
 
     def _drop_watches(self) -> None:
         self.faults.count("watch_drops", self.store.close_watchers())
+
+    def _partition_then_compact(self, gap: float) -> None:
+        """Cut the watches off for ``gap`` seconds, then compact: watchers that resume only
+        after the compaction, from a version before it, get 410 Gone, as after a real
+        partition. (Compacting under live watches alone would never expire anyone: a
+        connected watcher's version is always current.)"""
+        loop = asyncio.get_running_loop()
+        self.api.watches_held_until = loop.time() + gap
+        self._drop_watches()
+        loop.call_later(gap, self._compact)
 
     def _compact(self) -> None:
         self.store.compact()

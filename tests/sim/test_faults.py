@@ -114,7 +114,7 @@ async def test_periodic_drop_and_compaction_are_counted() -> None:
     """drop_watches_every and compact_every, switched on at runtime, run and are counted."""
     server = SimServer()
     url = await server.start()
-    server.faults.config = FaultConfig(drop_watches_every=0.1, compact_every=0.1)
+    server.faults.config = FaultConfig(drop_watches_every=0.1, compact_every=0.1, compact_gap=0.02)
     try:
         async with aiohttp.ClientSession(url) as session:
             async with session.get(PODS, params={"watch": "1", "resourceVersion": "0"}) as resp:

@@ -130,6 +130,26 @@ def test_missing_last_node_flushes() -> None:
     assert scheduler.batches["batch-scheduler"].flushes.get("node_missing") == 1
 
 
+@pytest.mark.parametrize("holds_a_pod", [False, True], ids=["empty", "ghost"])
+def test_deleted_next_hint_flushes_instead_of_being_assumed(holds_a_pod: bool) -> None:
+    """The next node of the ranked list was deleted: no hint (an empty deleted node would pass
+    its recheck and then fail the assume, killing the loop); a full pass places the pod."""
+    scheduler, _, _ = scheduler_for([make_node(f"n{i}") for i in range(3)])
+    scheduler.enqueue(pod_from_raw(_job("a")))
+    drain(scheduler)
+    state = scheduler.batches["batch-scheduler"].state
+    assert state is not None
+    next_hint = state.nodes[state.order[-1]].name
+    if holds_a_pod:  # the NodeInfo stays a ghost while a pod names it
+        scheduler.cluster.add_pod(pod_from_raw(make_pod("x", cpu="100m", node_name=next_hint)))
+    scheduler.cluster.remove_node(next_hint)
+    scheduler.enqueue(pod_from_raw(_job("b")))
+    placed = drain(scheduler)
+    assert placed["default/b"] not in (None, next_hint, placed.get("default/a"))
+    assert scheduler.batches["batch-scheduler"].flushes.get("node_missing") == 1
+    assert scheduler.stats.full_passes == 2
+
+
 def test_hint_that_fails_recheck_falls_back_to_full_pass() -> None:
     """A hinted node filled by someone else meanwhile is rechecked, refused, and not used."""
     scheduler, _, _ = scheduler_for([make_node(f"n{i}") for i in range(3)])
