@@ -11,8 +11,9 @@
   after 410) → nothing, not even a parse.
 
 A node that cannot be parsed is skipped, with one log line naming the node and the field per
-problem and ``batch_scheduler_bad_objects_total{kind="Node"}``; the version we held before
-stays (a half-read node must not replace a good one).
+problem and ``batch_scheduler_bad_objects_total{kind="Node"}``. A version we held before
+leaves the cache too: the change we cannot read may be the taint or the smaller
+allocatable that should keep pods away, so the node gets no new pods until it is readable.
 
 Synchronous and await-free, like ``pods``. Neighbours: ``operator`` (kopf), ``sync``.
 """
@@ -92,6 +93,10 @@ class NodeEvents:
 
     def _unreadable(self, raw: Mapping[str, object], exc: ModelError) -> None:
         name = _name_of(raw)
+        if name in self.nodes:
+            # What we held is stale, and the update we cannot read may be the taint or the
+            # shrunk allocatable that should keep pods away: no new pods until it is readable.
+            self.delete(name)
         message = str(exc)
         if self._bad.get(name) == message:
             return
