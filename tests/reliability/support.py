@@ -9,6 +9,7 @@ killed in ``finally`` by the tests.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -166,6 +167,34 @@ def create_paced(api: Api, objects: Iterable[dict[str, Any]], per_second: float 
             if ahead > 0:
                 time.sleep(ahead)
     return count
+
+
+def create_concurrently(api: Api, objects: list[dict[str, Any]], concurrency: int = 16) -> int:
+    """Create ``objects`` with ``concurrency`` requests in flight (aiohttp); returns the count.
+
+    On a thread of its own: ``asyncio.run`` unsets the calling thread's event loop when it
+    ends, and in the main thread that would orphan the loop the looptime plugin put there
+    (its ResourceWarning then fails whichever test the garbage collector happens to run in).
+    """
+    result: list[int] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(
+                asyncio.run(
+                    simwork.create_all(api.url, objects, token=api.token, concurrency=concurrency)
+                )
+            )
+        except BaseException as e:
+            errors.append(e)
+
+    thread = threading.Thread(target=run, name="create-concurrently")
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return result[0]
 
 
 class Burst:

@@ -10,7 +10,6 @@ bound that holds the cache of 20000 pods with room to spare but not a copy per e
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import TYPE_CHECKING
 
@@ -23,6 +22,7 @@ from tests.reliability.support import (
     Figures,
     MakeSim,
     SchedulerProc,
+    create_concurrently,
     wait_for,
 )
 
@@ -66,9 +66,7 @@ def test_twenty_thousand_pods_on_a_thousand_nodes(
     make_sim: MakeSim, tmp_path: Path, figures: Figures
 ) -> None:
     sim, api, kubeconfig = make_sim(nodes=0)
-    asyncio.run(
-        simwork.create_all(api.url, simwork.make_nodes(NODES, cpu="32", pods="110"), concurrency=16)
-    )
+    create_concurrently(api, simwork.make_nodes(NODES, cpu="32", pods="110"))
     proc = SchedulerProc(kubeconfig, tmp_path / "scheduler.log")
     try:
         proc.wait_ready(60)
@@ -86,7 +84,7 @@ def test_twenty_thousand_pods_on_a_thousand_nodes(
             annotations=BATCHING,
         )
         started = time.monotonic()
-        created = asyncio.run(simwork.create_all(api.url, pods, concurrency=32))
+        created = create_concurrently(api, pods, concurrency=32)
         create_s = time.monotonic() - started
         assert created == PODS
 
