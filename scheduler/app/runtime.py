@@ -111,7 +111,7 @@ class Runtime:
         binder = Binder(client, concurrency=settings.bind_concurrency)
         endpoints: Endpoints | None = None
         try:
-            reporter = Reporter(client, identity=self.identity)
+            reporter = Reporter(client, identity=self.identity, metrics=self.metrics)
             batching = settings.batching
             scheduler = build_scheduler(
                 self.config,

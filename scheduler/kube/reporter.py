@@ -16,7 +16,8 @@ What is written, as kube-scheduler writes it:
   problem), as kube's ``handleSchedulingFailure`` does.
 
 Backpressure: the queue is bounded; when full, the oldest Event is dropped (conditions
-matter more: they drive autoscalers and ``kubectl get``), and every drop is counted.
+matter more: they drive autoscalers and ``kubectl get``), and every drop is counted
+(``batch_scheduler_events_dropped_total``).
 De-duplication: the same (pod UID, reason, message) is written at most once per
 ``dedup_seconds``; repeats in that window are counted and the next write after the window
 carries the count, roughly what kube's event broadcaster aggregation achieves.
@@ -45,6 +46,7 @@ from scheduler.kube import client, errors
 
 if TYPE_CHECKING:
     from scheduler.kube.client import ApiClient
+    from scheduler.metrics import Metrics
     from scheduler.model.pod import Pod
 
 __all__ = ["Reporter"]
@@ -86,8 +88,10 @@ class Reporter:
         dedup_seconds: float = 60.0,
         retries: int = 2,
         clock: clocks.Clock | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self._api = api
+        self.metrics = metrics
         self.identity = identity
         self.component = component
         self.max_queue = max_queue
@@ -172,6 +176,8 @@ class Reporter:
             victim = self._queue[0]
         self._queue.remove(victim)
         self.dropped += 1
+        if self.metrics is not None:
+            self.metrics.events_dropped.inc()
         if self.dropped == 1 or self.dropped % 1000 == 0:
             log.warning("report_queue_full", dropped=self.dropped, max_queue=self.max_queue)
 

@@ -219,6 +219,11 @@ class Metrics:
             buckets=exponential_buckets(1, 2, 9),  # 1, 2, 4, ..., 256
             registry=r,
         )
+        self.events_dropped = Counter(
+            "batch_scheduler_events_dropped_total",
+            "Events (or, failing those, condition patches) dropped: the reporter's queue was full.",
+            registry=r,
+        )
         self.bad_objects = Counter(
             "batch_scheduler_bad_objects_total",
             "Objects rejected as malformed (and skipped), by kind.",

@@ -10,6 +10,7 @@ import pytest
 
 from scheduler.clock import FakeClock
 from scheduler.kube.reporter import Reporter
+from scheduler.metrics import Metrics
 from tests.kube.kube_helpers import FailFirst, create_pod
 
 if TYPE_CHECKING:
@@ -160,13 +161,15 @@ async def test_errors_are_retried_and_never_raised(
 
 async def test_full_queue_drops_oldest_event(api: ApiClient, clock: FakeClock) -> None:
     """With the queue full, the oldest Event goes first and conditions are kept."""
-    rep = Reporter(api, identity="x", max_queue=3, clock=clock)
+    metrics = Metrics()
+    rep = Reporter(api, identity="x", max_queue=3, clock=clock, metrics=metrics)
     pods = [await create_pod(api, f"q{i}") for i in range(4)]
     rep.unschedulable(pods[0], "no fit")
     rep.scheduled(pods[1], "node-0")
     rep.scheduled(pods[2], "node-0")
     rep.scheduled(pods[3], "node-0")
     assert rep.dropped == 1
+    assert metrics.registry.get_sample_value("batch_scheduler_events_dropped_total") == 1
     assert rep.pending == 3
     task = asyncio.create_task(rep.run())
     try:

@@ -122,7 +122,7 @@ def test_twenty_thousand_pods_on_a_thousand_nodes(
             per_node[node] = per_node.get(node, 0) + 1
         assert binds == PODS  # each pod bound once, by us
         assert max(per_node.values()) <= 64  # 32 CPU / 500m: never over-committed
-        dropped = proc.events("report_queue_full")
+        dropped = proc.metric("batch_scheduler_events_dropped_total")
         figures.record(
             pods=PODS,
             nodes=NODES,
@@ -138,7 +138,7 @@ def test_twenty_thousand_pods_on_a_thousand_nodes(
             rss_before_mb=round(rss_before),
             rss_after_mb=round(rss_after),
             peak_rss_mb=round(peak_mb),
-            scheduled_events_dropped=max((int(r["dropped"]) for r in dropped), default=0),
+            scheduled_events_dropped=int(dropped),
             watch_events_sim=sim.store.rv,
         )
     finally:
