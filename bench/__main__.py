@@ -1,18 +1,28 @@
-"""``make bench``: every benchmark, in one run (ratios are only compared within a run)."""
+"""``make bench``: every benchmark, in one run (ratios are only compared within a run).
+
+``python -m bench [--quick] [--repeats N] [--nodes 500,1000,5000] [--scenarios a,b]``:
+the end-to-end matrix (``bench.e2e``: batching off vs on vs the bind ceiling, scheduler and
+emulator in separate processes; results in ``bench/results/``), then the decision cost
+without the API (``bench.decision``) and the emulator's own throughput (``bench.sim_bench``).
+``--quick``: 100 and 500 nodes, one repeat. See docs/performance.md.
+"""
 
 from __future__ import annotations
 
 import sys
 
-from bench import decision, sim_bench
+from bench import decision, e2e, sim_bench
 
 
 def main() -> None:
-    quick = "--quick" in sys.argv[1:]
-    print("== decision cost: full pass vs batched (no API)")
+    argv = sys.argv[1:]
+    quick = "--quick" in argv
+    print("== end to end: batching off vs on vs the bind ceiling (sim in its own process)")
+    e2e.main(argv)
+    print("\n== decision cost: full pass vs batched (no API)")
     decision.main(["--nodes", "100,500,1000" if quick else "100,500,1000,5000"])
     print("\n== emulator: binds/s and watch events/s")
-    sim_bench.main()
+    sim_bench.main([])
 
 
 if __name__ == "__main__":

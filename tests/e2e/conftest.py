@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import kubernetes
 import pytest
-from e2e_support import SchedulerProcess
 
 from scheduler.sim.server import SimServer, run_in_thread
+from tests.scheduler_process import SchedulerProc
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -42,9 +42,9 @@ def core(sim: SimServer) -> Iterator[kubernetes.client.CoreV1Api]:
 @pytest.fixture(scope="module")
 def scheduler(
     kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SchedulerProcess]:
+) -> Iterator[SchedulerProc]:
     """One scheduler (batching ``annotated``) shared by a module's tests; exits 0 on SIGTERM."""
-    proc = SchedulerProcess(kubeconfig, tmp_path_factory.mktemp("logs") / "scheduler.log")
+    proc = SchedulerProc(kubeconfig, tmp_path_factory.mktemp("logs") / "scheduler.log")
     try:
         proc.wait_ready()
         yield proc

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import kubernetes
 import pytest
-from e2e_support import SCHEDULER, SchedulerProcess, wait_for
 
 from scheduler.sim import workload
 from scheduler.sim.server import SimServer, run_in_thread
+from tests.scheduler_process import SCHEDULER, SchedulerProc, wait_for
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -42,7 +42,7 @@ def cluster(tmp_path: Path) -> Iterator[tuple[Path, kubernetes.client.ApiClient]
             yield server.write_kubeconfig(tmp_path / "kubeconfig"), api
 
 
-def _identity(proc: SchedulerProcess) -> str:
+def _identity(proc: SchedulerProc) -> str:
     for line in proc.stderr().splitlines():
         with contextlib.suppress(ValueError):
             record: dict[str, Any] = json.loads(line)
@@ -67,7 +67,7 @@ def _bound(core: kubernetes.client.CoreV1Api, prefix: str, count: int) -> bool:
     return len(pods) == count and all(p.spec.node_name for p in pods)
 
 
-def _binds(proc: SchedulerProcess) -> float:
+def _binds(proc: SchedulerProc) -> float:
     return proc.metric("batch_scheduler_binds_total", result="success")
 
 
@@ -80,8 +80,8 @@ def test_only_the_leader_binds_and_the_follower_takes_over_on_sigterm(
     config = tmp_path / "config.yaml"
     config.write_text(CONFIG)
     args = ("--config", str(config), "--leader-elect")
-    first = SchedulerProcess(kubeconfig, tmp_path / "first.log", *args)
-    second = SchedulerProcess(kubeconfig, tmp_path / "second.log", *args)
+    first = SchedulerProc(kubeconfig, tmp_path / "first.log", *args)
+    second = SchedulerProc(kubeconfig, tmp_path / "second.log", *args)
     try:
         first.wait_ready()
         second.wait_ready()  # followers are ready too: they only wait for the Lease

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import kubernetes
 import pytest
-from e2e_support import BATCHING, SCHEDULER, SchedulerProcess, wait_for
 
 from scheduler.sim import workload
 from scheduler.sim.discovery import PODS
+from tests.scheduler_process import BATCHING, SCHEDULER, SchedulerProc, wait_for
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -54,7 +54,7 @@ def _condition(core: kubernetes.client.CoreV1Api, pod: str) -> Any:
 
 
 def test_binds_ours_and_leaves_other_schedulers_pods_alone(
-    core: kubernetes.client.CoreV1Api, scheduler: SchedulerProcess, kubeconfig: Path
+    core: kubernetes.client.CoreV1Api, scheduler: SchedulerProc, kubeconfig: Path
 ) -> None:
     """Pods naming us get bound (kubectl sees them bound); default-scheduler pods stay pending."""
     ours = workload.make_pods(6, prefix="ours-", scheduler_name=SCHEDULER)
@@ -79,7 +79,7 @@ def test_binds_ours_and_leaves_other_schedulers_pods_alone(
 
 
 def test_unschedulable_pod_is_reported_then_scheduled_on_a_new_node(
-    core: kubernetes.client.CoreV1Api, scheduler: SchedulerProcess
+    core: kubernetes.client.CoreV1Api, scheduler: SchedulerProc
 ) -> None:
     """FailedScheduling + PodScheduled=False with kube's message; a fitting node then takes it."""
     _create(core, workload.make_pods(1, prefix="huge-", cpu="16", scheduler_name=SCHEDULER))
@@ -100,7 +100,7 @@ def test_unschedulable_pod_is_reported_then_scheduled_on_a_new_node(
 
 
 def test_deleted_pending_pod_is_dropped(
-    core: kubernetes.client.CoreV1Api, scheduler: SchedulerProcess
+    core: kubernetes.client.CoreV1Api, scheduler: SchedulerProc
 ) -> None:
     """A pending pod deleted while unschedulable leaves the queue; a later node never gets it."""
     pods = workload.make_pods(
@@ -121,7 +121,7 @@ def test_deleted_pending_pod_is_dropped(
 
 
 def test_batching_metrics_move_for_annotated_pods_only(
-    core: kubernetes.client.CoreV1Api, scheduler: SchedulerProcess
+    core: kubernetes.client.CoreV1Api, scheduler: SchedulerProc
 ) -> None:
     """Annotated pods use batch hints (hint_used grows); unannotated ones never do."""
     hint_used = {"result": "hint_used"}
@@ -140,7 +140,7 @@ def test_batching_metrics_move_for_annotated_pods_only(
 
 
 def test_bad_pod_is_reported_with_its_field_and_others_still_scheduled(
-    core: kubernetes.client.CoreV1Api, scheduler: SchedulerProcess
+    core: kubernetes.client.CoreV1Api, scheduler: SchedulerProc
 ) -> None:
     """A malformed quantity yields FailedScheduling naming the field; the scheduler goes on."""
     bad = workload.make_pods(1, prefix="bad-", cpu="lots", scheduler_name=SCHEDULER)
@@ -155,7 +155,7 @@ def test_bad_pod_is_reported_with_its_field_and_others_still_scheduled(
 
 
 def test_pod_deleted_during_a_watch_gap_leaves_the_cache_by_reconcile(
-    sim: SimServer, core: kubernetes.client.CoreV1Api, scheduler: SchedulerProcess
+    sim: SimServer, core: kubernetes.client.CoreV1Api, scheduler: SchedulerProc
 ) -> None:
     """A delete hidden by a 410 re-list (no DELETED event) is caught by the periodic LIST."""
     _create(core, workload.make_pods(1, prefix="ghost-", scheduler_name=SCHEDULER))

@@ -12,15 +12,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from scheduler.sim.faults import FaultConfig
-from tests.reliability.support import (
-    Figures,
-    MakeSim,
-    SchedulerProc,
-    create_paced,
-    mixed_workload,
-    settle,
-    verify,
-)
+from tests.reliability.support import Figures, MakeSim, create_paced, mixed_workload, settle, verify
+from tests.scheduler_process import SchedulerProc
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -27,16 +27,8 @@ from scheduler.sim import workload as simwork
 from tests.builders import make_container, make_node, make_pod, taint, toleration
 from tests.harness import drain, scheduler_for
 from tests.reliability import invariants
-from tests.reliability.support import (
-    BATCHING,
-    SCHEDULER,
-    Figures,
-    MakeSim,
-    SchedulerProc,
-    bound_count,
-    create_paced,
-    wait_for,
-)
+from tests.reliability.support import Figures, MakeSim, bound_count, create_paced
+from tests.scheduler_process import BATCHING, SCHEDULER, SchedulerProc, wait_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable

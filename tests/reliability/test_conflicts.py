@@ -20,18 +20,15 @@ from scheduler.sim import workload as simwork
 from scheduler.sim.faults import FaultConfig
 from tests.reliability import invariants
 from tests.reliability.support import (
-    BATCHING,
-    SCHEDULER,
     Figures,
     MakeSim,
-    SchedulerProc,
     Workload,
     create_paced,
     mixed_workload,
     settle,
     verify,
-    wait_for,
 )
+from tests.scheduler_process import BATCHING, SCHEDULER, SchedulerProc, wait_for
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -19,14 +19,13 @@ from tests.reliability.support import (
     Burst,
     Figures,
     MakeSim,
-    SchedulerProc,
     bound_count,
     create_paced,
     mixed_workload,
     settle,
     verify,
-    wait_for,
 )
+from tests.scheduler_process import SchedulerProc, wait_for
 
 if TYPE_CHECKING:
     from pathlib import Path

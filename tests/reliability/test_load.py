@@ -16,15 +16,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from scheduler.sim import workload as simwork
-from tests.reliability.support import (
-    BATCHING,
-    SCHEDULER,
-    Figures,
-    MakeSim,
-    SchedulerProc,
-    create_concurrently,
-    wait_for,
-)
+from tests.reliability.support import Figures, MakeSim, create_concurrently
+from tests.scheduler_process import BATCHING, SCHEDULER, SchedulerProc, wait_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable

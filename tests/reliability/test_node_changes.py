@@ -25,18 +25,8 @@ import pytest
 from scheduler.sim import workload as simwork
 from scheduler.sim.discovery import NODES, PODS
 from tests.reliability import invariants
-from tests.reliability.support import (
-    BATCHING,
-    SCHEDULER,
-    Figures,
-    MakeSim,
-    SchedulerProc,
-    Workload,
-    create_paced,
-    settle,
-    verify,
-    wait_for,
-)
+from tests.reliability.support import Figures, MakeSim, Workload, create_paced, settle, verify
+from tests.scheduler_process import BATCHING, SCHEDULER, SchedulerProc, wait_for
 
 if TYPE_CHECKING:
     from scheduler.sim.store import Change

@@ -10,16 +10,8 @@ import pytest
 
 from scheduler.sim import workload as simwork
 from tests.reliability import invariants
-from tests.reliability.support import (
-    SCHEDULER,
-    ApiError,
-    Figures,
-    MakeSim,
-    SchedulerProc,
-    bound_count,
-    create_paced,
-    wait_for,
-)
+from tests.reliability.support import ApiError, Figures, MakeSim, bound_count, create_paced
+from tests.scheduler_process import SCHEDULER, SchedulerProc, wait_for
 
 if TYPE_CHECKING:
     from pathlib import Path

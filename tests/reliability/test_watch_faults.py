@@ -26,13 +26,12 @@ from tests.reliability.support import (
     Api,
     Figures,
     MakeSim,
-    SchedulerProc,
     create_paced,
     mixed_workload,
     settle,
     verify,
-    wait_for,
 )
+from tests.scheduler_process import SchedulerProc, wait_for
 
 if TYPE_CHECKING:
     from pathlib import Path
