@@ -163,11 +163,11 @@ class Api:
         self.rogue = rogue
         self.bookmark_interval = bookmark_interval
         self.binders: dict[str, dict[str, int]] = {}
-        self.watches_held_until = 0.0
-        """Loop time until which new watches wait (set by the server's fault clock)."""
         """Who sends bind requests, by User-Agent: ``requests``, ``bound`` (201s), and the
         sequence numbers of its ``first`` and ``last`` request among all bind requests, so
         a test can tell whether two clients ever bound in the same period."""
+        self.watches_held_until = 0.0
+        """Loop time until which new watches wait (set by the server's fault clock)."""
         self._bind_seq = 0
 
     async def handle(self, request: web.Request) -> web.StreamResponse:

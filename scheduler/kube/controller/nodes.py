@@ -94,9 +94,7 @@ class NodeEvents:
     def _unreadable(self, raw: Mapping[str, object], exc: ModelError) -> None:
         name = _name_of(raw)
         if name in self.nodes:
-            # What we held is stale, and the update we cannot read may be the taint or the
-            # shrunk allocatable that should keep pods away: no new pods until it is readable.
-            self.delete(name)
+            self.delete(name)  # stale now: see the module docstring
         message = str(exc)
         if self._bad.get(name) == message:
             return
