@@ -173,3 +173,13 @@ def bound_once(procs: list[SchedulerProc]) -> dict[str, int]:
             key = str(record.get("pod"))
             counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+def placements(core: kubernetes.client.CoreV1Api, namespace: str) -> dict[str, str | None]:
+    """pod name → spec.nodeName, from raw JSON (the client's models cost a core under a
+    burst of polls)."""
+    import json
+
+    response = core.list_namespaced_pod(namespace, _preload_content=False)
+    items = json.loads(response.data)["items"]
+    return {p["metadata"]["name"]: p["spec"].get("nodeName") for p in items}

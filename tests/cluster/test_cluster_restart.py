@@ -9,6 +9,7 @@ from tests.cluster.conftest import (
     assert_no_forbidden,
     bound_once,
     create_many,
+    placements,
     pod,
     start_scheduler,
 )
@@ -25,8 +26,7 @@ BURST = 2000
 
 
 def _bound(core: kubernetes.client.CoreV1Api, namespace: str) -> int:
-    pods = core.list_namespaced_pod(namespace, limit=5000).items
-    return sum(1 for p in pods if p.spec.node_name)
+    return sum(1 for node in placements(core, namespace).values() if node)
 
 
 def test_every_pod_bound_exactly_once_across_a_sigkill(

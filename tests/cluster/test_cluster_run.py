@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.cluster.conftest import pod
+from tests.cluster.conftest import placements, pod
 from tests.scheduler_process import BATCHING, wait_for
 from tests.sim.kubectl_helpers import kubectl
 
@@ -17,10 +17,6 @@ if TYPE_CHECKING:
 
     from controlplane.launcher import ControlPlane
     from tests.scheduler_process import SchedulerProc
-
-
-def _placements(core: kubernetes.client.CoreV1Api, namespace: str) -> dict[str, str | None]:
-    return {p.metadata.name: p.spec.node_name for p in core.list_namespaced_pod(namespace).items}
 
 
 def _create(core: kubernetes.client.CoreV1Api, namespace: str, pods: list[dict[str, Any]]) -> None:
@@ -42,12 +38,12 @@ def test_ours_bound_annotated_batched_others_untouched(
     _create(core, namespace, [*plain, *batched, other, fixed])
 
     def ours_bound() -> bool:
-        seen = _placements(core, namespace)
+        seen = placements(core, namespace)
         return all(seen.get(p["metadata"]["name"]) for p in plain + batched)
 
-    assert wait_for(ours_bound, 30), _placements(core, namespace)
+    assert wait_for(ours_bound, 30), placements(core, namespace)
     time.sleep(1.0)  # a stray bind of the other scheduler's pod would land within this
-    seen = _placements(core, namespace)
+    seen = placements(core, namespace)
     assert seen["other-0"] is None
     assert seen["fixed-0"] == nodes[0]
     assert set(seen.values()) - {None} <= set(nodes)
