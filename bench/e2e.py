@@ -47,6 +47,7 @@ import os
 import platform
 import signal
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -63,6 +64,8 @@ from scheduler.sim.process import SimProcess
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from scheduler.kube.client import Credentials
 
 SCHEDULER_NAME = DEFAULT_SCHEDULER_NAME
 """The scheduler's default profile name: the pods name it, the scheduler takes them."""
@@ -617,8 +620,11 @@ async def ceiling_main(kubeconfig: str, concurrency: int, nodes: int, port: int)
             creds = api.credentials()
             headers = {"Authorization": f"Bearer {creds.token}"} if creds.token else {}
             params = {"watch": "true", "resourceVersion": rv}
+            connector = aiohttp.TCPConnector(ssl=_ssl_for(creds))
             async with (
-                aiohttp.ClientSession(creds.server, headers=headers) as session,
+                aiohttp.ClientSession(
+                    creds.server, headers=headers, connector=connector
+                ) as session,
                 session.get(PODS_PATH, params=params) as resp,
             ):
                 watching.set()
@@ -667,6 +673,19 @@ async def ceiling_main(kubeconfig: str, concurrency: int, nodes: int, port: int)
         await runner.cleanup()
     finally:
         await api.close()
+
+
+def _ssl_for(creds: Credentials) -> ssl.SSLContext | bool:
+    """TLS for a watch beside the client (the real API server: our CA, maybe a client cert)."""
+    if not creds.server.startswith("https"):
+        return False
+    context = ssl.create_default_context(cafile=creds.ca_path)
+    if creds.cert_path:
+        context.load_cert_chain(creds.cert_path, creds.key_path)
+    if creds.insecure:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
 
 
 # -- the matrix, the reports --------------------------------------------------------------
@@ -866,7 +885,14 @@ def main(argv: list[str] | None = None) -> int:
         a = p.parse_args(args[1:])
         asyncio.run(ceiling_main(a.kubeconfig, a.concurrency, a.nodes, a.port))
         return 0
+    if "--api" in args and args[args.index("--api") + 1 :][:1] == ["real"]:
+        from bench.real import main as real_main
+
+        return real_main(args)
     parser = argparse.ArgumentParser(prog="python -m bench.e2e")
+    parser.add_argument(
+        "--api", choices=("sim", "real"), default="sim", help="real: see bench/real.py"
+    )
     parser.add_argument("--quick", action="store_true", help="100 and 500 nodes, 1 repeat")
     parser.add_argument("--nodes", default=None, help="comma-separated node counts")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))

@@ -260,6 +260,11 @@ class ControlPlane:
             shutil.rmtree(self.workdir, ignore_errors=True)
         atexit.unregister(self.stop)
 
+    @property
+    def bin(self) -> Path:
+        """Where the binaries are."""
+        return BIN
+
     def process(self, name: str) -> _Process:
         """A running component by name (``etcd``, ``kube-apiserver``, …)."""
         for process in self.processes:
@@ -342,7 +347,7 @@ class ControlPlane:
         self._wait(process, lambda: self._http_ok(f"{self.api_url}/readyz"), "apiserver", timeout)
 
     def _start_controller_manager(self) -> None:
-        kubeconfig = self._client_kubeconfig("controller-manager", "system:kube-controller-manager")
+        kubeconfig = self.client_kubeconfig("controller-manager", "system:kube-controller-manager")
         self._spawn(
             "kube-controller-manager",
             [
@@ -361,20 +366,28 @@ class ControlPlane:
             ],
         )
 
+    def kube_scheduler_flags(self, port: int) -> list[str]:
+        """kube-scheduler's serving flags: ``/readyz`` and ``/metrics`` on ``port`` without
+        authentication (always-allowed paths), delegated authn/authz for the rest."""
+        kubeconfig = self.client_kubeconfig("scheduler", "system:kube-scheduler")
+        return [
+            f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}",
+            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={port}",
+            f"--cert-dir={self.workdir / 'kube-scheduler-certs'}",
+        ]
+
     def _start_kube_scheduler(self, extra: Sequence[str], timeout: float) -> None:
-        kubeconfig = self._client_kubeconfig("scheduler", "system:kube-scheduler")
+        kubeconfig = self.client_kubeconfig("scheduler", "system:kube-scheduler")
         port = free_port()
         process = self._spawn(
             "kube-scheduler",
             [
                 f"--kubeconfig={kubeconfig}",
-                f"--authentication-kubeconfig={kubeconfig}",
-                f"--authorization-kubeconfig={kubeconfig}",
-                "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-                "--bind-address=127.0.0.1",
-                f"--secure-port={port}",
-                f"--cert-dir={self.workdir / 'kube-scheduler-certs'}",
                 "--leader-elect=false",
+                *self.kube_scheduler_flags(port),
                 *extra,
             ],
         )
@@ -386,7 +399,8 @@ class ControlPlane:
             timeout,
         )
 
-    def _client_kubeconfig(self, stem: str, user: str) -> Path:
+    def client_kubeconfig(self, stem: str, user: str) -> Path:
+        """A kubeconfig for a client identity of :data:`controlplane.pki.CLIENTS`."""
         cert, key = self.pki.client(stem)
         return write_kubeconfig(
             self.workdir / f"{stem}.kubeconfig",

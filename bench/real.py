@@ -1,0 +1,584 @@
+"""Side by side on the real API server: ours vs kube-scheduler v1.37.2 vs the bind ceiling.
+
+``python -m bench.e2e --api real [--quick] [--nodes 500,1000] [--schedulers a,b] ...``
+
+The control plane is the one ``make controlplane`` builds (controlplane/): etcd and
+kube-apiserver v1.37.2 on loopback, one per node count; nodes are API objects (no kubelets,
+no controller-manager: nothing else competes for the two cores). For every (scenario,
+configuration, repeat) each scheduler in turn, interleaved so that drift touches all alike:
+
+* ``ceiling``: the bare bind client of :mod:`bench.e2e` (watch, bind round robin, 16 binds
+  in flight), as our ServiceAccount;
+* ``ours-off`` / ``ours-on``: ``python -m scheduler run --batching off|all`` as our
+  ServiceAccount (its RBAC, its TokenRequest token), 16 binds in flight;
+* ``kube-on`` / ``kube-off``: the kube-scheduler binary, OpportunisticBatching as 1.37
+  ships it (on) or ``--feature-gates=OpportunisticBatching=false``, as
+  ``system:kube-scheduler`` (its bootstrap RBAC).
+
+Client rate limits: kube-scheduler gets ``clientConnection.qps``/``burst`` of 10000 (its
+defaults, 50/100, would throttle it far below the others); ours and the ceiling have no
+client-side limiter. Configurations: ``default`` (kube's defaults: PodTopologySpread
+``defaultingType: System``) and ``list`` (``defaultingType: List`` with no
+``defaultConstraints``, what KEP-5598 tells admins to set), both given to both schedulers.
+
+One run: start the scheduler and wait until it is ready, open a pod watch, create the
+scenario's pods (32 in flight), wait until the watch saw every pod bound, read the
+scheduler's ``/metrics``, CPU and peak RSS, stop it, force-delete the pods (no kubelet will
+ever confirm a graceful deletion) and wait until they are gone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import signal
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+import yaml
+
+from bench.e2e import (
+    BIND_CONCURRENCY,
+    CREATE_CONCURRENCY,
+    SCENARIOS,
+    SCHEDULER_NAME,
+    STALL_SECONDS,
+    cpu_seconds,
+    free_port,
+    metric_sum,
+    parse_metrics,
+    percentile,
+    vm_hwm_mb,
+)
+from controlplane.launcher import ControlPlane
+from scheduler.sim import workload
+
+if TYPE_CHECKING:
+    from bench.e2e import Scenario
+
+ROOT = Path(__file__).parent.parent
+RESULTS = ROOT / "bench" / "results" / "real"
+SCHEDULERS = ("ceiling", "ours-off", "ours-on", "kube-on", "kube-off")
+CONFIGS = ("default", "list")
+CLIENT_QPS = 10000
+NAMESPACE = "bench"
+PODS_PATH = f"/api/v1/namespaces/{NAMESPACE}/pods"
+
+
+def _config(kind: str, *, kube: bool, kubeconfig: Path | None = None) -> dict[str, Any]:
+    """The KubeSchedulerConfiguration of ``kind`` for kube-scheduler or for ours."""
+    profile: dict[str, Any] = {"schedulerName": SCHEDULER_NAME}
+    if kind == "list":
+        profile["pluginConfig"] = [
+            {"name": "PodTopologySpread", "args": {"defaultingType": "List"}}
+        ]
+    config: dict[str, Any] = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [profile],
+    }
+    if kube:
+        config["leaderElection"] = {"leaderElect": False}
+        config["clientConnection"] = {
+            "kubeconfig": str(kubeconfig),
+            "qps": CLIENT_QPS,
+            "burst": CLIENT_QPS,
+        }
+    return config
+
+
+class Cluster:
+    """One control plane with ``nodes`` nodes and the bench namespace."""
+
+    def __init__(self, cp: ControlPlane, nodes: int, workdir: Path) -> None:
+        self.cp = cp
+        self.nodes = nodes
+        self.workdir = workdir
+        cert, key = cp.pki.client("admin")
+        self.ssl = ssl.create_default_context(cafile=str(cp.pki.ca_cert))
+        self.ssl.load_cert_chain(str(cert), str(key))
+
+    def session(self, **kw: Any) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
+            self.cp.api_url, connector=aiohttp.TCPConnector(ssl=self.ssl, limit=64), **kw
+        )
+
+    async def setup(self) -> None:
+        async with self.session() as s:
+            for body in (
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+            ):
+                await _post(s, "/api/v1/namespaces", body)
+            # The ServiceAccount admission plugin needs it; no controller-manager makes it.
+            await _post(
+                s,
+                f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts",
+                {"metadata": {"name": "default"}},
+            )
+            nodes = workload.make_nodes(self.nodes)
+            sem = asyncio.Semaphore(CREATE_CONCURRENCY)
+
+            async def create(node: dict[str, Any]) -> None:
+                async with sem:
+                    await _post(s, "/api/v1/nodes", node)
+
+            await asyncio.gather(*(create(n) for n in nodes))
+
+    async def clear(self) -> None:
+        """Force-delete every pod of the namespace and wait until the list is empty."""
+        async with self.session() as s:
+            params = {"gracePeriodSeconds": "0"}
+            async with s.delete(PODS_PATH, params=params) as r:
+                await r.read()
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                async with s.get(PODS_PATH, params={"limit": "1"}) as r:
+                    body = await r.json()
+                if not body["items"]:
+                    return
+                await asyncio.sleep(0.5)
+        raise RuntimeError("pods of the previous run not gone in 300 s")
+
+
+async def _post(session: aiohttp.ClientSession, path: str, body: Any) -> None:
+    async with session.post(path, json=body) as r:
+        if r.status >= 300:
+            raise RuntimeError(f"POST {path}: {r.status} {await r.text()}")
+        await r.read()
+
+
+class Process:
+    """A scheduler under measurement: its command, readiness and metrics URLs."""
+
+    def __init__(self, cmd: list[str], ready_url: str, metrics_url: str | None, log: Path) -> None:
+        self.cmd = cmd
+        self.ready_url = ready_url
+        self.metrics_url = metrics_url
+        self.log = log
+        self._out = log.open("wb")
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=self._out, stderr=subprocess.STDOUT, cwd=ROOT
+        )
+
+    async def wait_ready(self, within: float = 120.0) -> None:
+        insecure = aiohttp.TCPConnector(ssl=False)
+        async with aiohttp.ClientSession(connector=insecure) as s:
+            deadline = time.monotonic() + within
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"{self.cmd[0]} exited: {self.log.read_text()[-2000:]}")
+                with contextlib.suppress(aiohttp.ClientError, OSError):
+                    async with s.get(self.ready_url) as r:
+                        if r.status == 200:
+                            return
+                await asyncio.sleep(0.02)
+        raise RuntimeError(f"not ready in {within} s: {self.log.read_text()[-2000:]}")
+
+    async def metrics(self) -> str:
+        if self.metrics_url is None:
+            return ""
+        async with (
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as s,
+            s.get(self.metrics_url) as r,
+        ):
+            return await r.text()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._out.close()
+
+
+def start_scheduler(cluster: Cluster, scheduler: str, config: str, run_dir: Path) -> Process:
+    cp = cluster.cp
+    port = free_port()
+    log = run_dir / f"{scheduler}.log"
+    if scheduler == "ceiling":
+        cmd = [sys.executable, "-m", "bench.e2e", "ceiling"]
+        cmd += ["--kubeconfig", str(cp.scheduler_kubeconfig), "--port", str(port)]
+        cmd += ["--concurrency", str(BIND_CONCURRENCY), "--nodes", str(cluster.nodes)]
+        return Process(cmd, f"http://127.0.0.1:{port}/readyz", None, log)
+    if scheduler.startswith("ours-"):
+        path = run_dir / "ours.yaml"
+        path.write_text(yaml.safe_dump(_config(config, kube=False)))
+        batching = "all" if scheduler == "ours-on" else "off"
+        cmd = [sys.executable, "-m", "scheduler", "run", "--kubeconfig"]
+        cmd += [str(cp.scheduler_kubeconfig), "--config", str(path), "--batching", batching]
+        cmd += ["--log-level", "warning", "--metrics-addr", f"127.0.0.1:{port}"]
+        cmd += ["--bind-concurrency", str(BIND_CONCURRENCY)]
+        url = f"http://127.0.0.1:{port}"
+        return Process(cmd, f"{url}/readyz", f"{url}/metrics", log)
+    kubeconfig = cp.client_kubeconfig("scheduler", "system:kube-scheduler")
+    path = run_dir / "kube.yaml"
+    path.write_text(yaml.safe_dump(_config(config, kube=True, kubeconfig=kubeconfig)))
+    cmd = [str(cp.bin / "kube-scheduler"), f"--config={path}", *cp.kube_scheduler_flags(port)]
+    if scheduler == "kube-off":
+        cmd.append("--feature-gates=OpportunisticBatching=false")
+    url = f"https://127.0.0.1:{port}"
+    return Process(cmd, f"{url}/readyz", f"{url}/metrics", log)
+
+
+class BindWatch:
+    """Pod watch on the bench namespace; stamps each pod's first event with a nodeName."""
+
+    def __init__(self, cluster: Cluster, expect: int) -> None:
+        self.cluster = cluster
+        self.expect = expect
+        self.bound: dict[str, float] = {}
+        self.done = asyncio.Event()
+        self.ready = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+        await self.ready.wait()
+
+    async def _run(self) -> None:
+        timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
+        async with self.cluster.session(timeout=timeout) as s:
+            async with s.get(PODS_PATH, params={"limit": "1"}) as r:
+                rv = (await r.json())["metadata"]["resourceVersion"]
+            params = {"watch": "true", "resourceVersion": rv}
+            async with s.get(PODS_PATH, params=params) as resp:
+                self.ready.set()
+                async for line in resp.content:
+                    if b'"nodeName"' not in line:
+                        continue
+                    obj = json.loads(line)["object"]
+                    name = obj["metadata"]["name"]
+                    if obj["spec"].get("nodeName") and name not in self.bound:
+                        self.bound[name] = time.perf_counter()
+                        if len(self.bound) >= self.expect:
+                            self.done.set()
+
+    async def wait(self, deadline: float) -> None:
+        last, changed = -1, time.perf_counter()
+        while not self.done.is_set():
+            now = time.perf_counter()
+            if len(self.bound) != last:
+                last, changed = len(self.bound), now
+            if now >= deadline or now - changed >= STALL_SECONDS:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.done.wait(), 0.5)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, aiohttp.ClientError):
+                await self._task
+
+
+async def create_pods(cluster: Cluster, objects: list[dict[str, Any]]) -> dict[str, float]:
+    todo = list(reversed(objects))
+    created: dict[str, float] = {}
+    async with cluster.session() as s:
+
+        async def worker() -> None:
+            while todo:
+                obj = todo.pop()
+                obj["metadata"]["namespace"] = NAMESPACE
+                await _post(s, PODS_PATH, obj)
+                created[obj["metadata"]["name"]] = time.perf_counter()
+
+        async with asyncio.TaskGroup() as tg:
+            for _ in range(CREATE_CONCURRENCY):
+                tg.create_task(worker())
+    return created
+
+
+async def run_one(
+    cluster: Cluster,
+    scenario: Scenario,
+    scheduler: str,
+    config: str,
+    repeat: int,
+    run_timeout: float,
+) -> dict[str, Any]:
+    objects = scenario.build(cluster.nodes)
+    pods = len(objects)
+    run_dir = Path(tempfile.mkdtemp(prefix=f"{scheduler}-", dir=cluster.workdir))
+    started = time.perf_counter()
+    proc = start_scheduler(cluster, scheduler, config, run_dir)
+    api_cpu0 = cpu_seconds(cluster.cp.process("kube-apiserver").proc.pid)
+    try:
+        await proc.wait_ready()
+        t_ready = time.perf_counter()
+        watch = BindWatch(cluster, pods)
+        await watch.start()
+        cpu0 = cpu_seconds(proc.proc.pid)
+        try:
+            t_create = time.perf_counter()
+            created = await create_pods(cluster, objects)
+            t_created = time.perf_counter()
+            await watch.wait(t_created + run_timeout)
+            cpu = cpu_seconds(proc.proc.pid) - cpu0
+            peak = vm_hwm_mb(proc.proc.pid)
+            text = await proc.metrics()
+        finally:
+            await watch.stop()
+    finally:
+        proc.stop()
+    api_cpu = cpu_seconds(cluster.cp.process("kube-apiserver").proc.pid) - api_cpu0
+    await cluster.clear()
+    binds = watch.bound
+    last = max(binds.values(), default=time.perf_counter())
+    span = max(last - t_create, 1e-9)
+    latencies = [t - created[n] for n, t in binds.items() if n in created]
+    metrics = parse_metrics(text)
+    attempts = {
+        labels["result"]: int(v)
+        for labels, v in metrics.get("scheduler_batch_attempts_total", [])
+        if v and "result" in labels
+    }
+    return {
+        "api": "real",
+        "scenario": scenario.name,
+        "nodes": cluster.nodes,
+        "pods": pods,
+        "scheduler": scheduler,
+        "config": config,
+        "repeat": repeat,
+        "bound": len(binds),
+        "complete": len(binds) >= pods,
+        "pods_per_s": round(len(binds) / span, 1),
+        "latency_p50_s": _round(percentile(latencies, 0.5)),
+        "latency_p99_s": _round(percentile(latencies, 0.99)),
+        "cpu_s_per_1000_pods": round(cpu / max(len(binds), 1) * 1000, 3),
+        "cpu_ms_per_pod": round(cpu / max(len(binds), 1) * 1000, 3),
+        "apiserver_cpu_s_per_1000_pods": round(api_cpu / max(len(binds), 1) * 1000, 3),
+        "peak_rss_mb": round(peak, 1),
+        "startup_s": round(t_ready - started, 3),
+        "create_s": round(t_created - t_create, 3),
+        "first_create_to_last_bind_s": round(span, 3),
+        "scheduled": int(
+            metric_sum(metrics, "scheduler_schedule_attempts_total", result="scheduled")
+        ),
+        "batch_attempts": attempts,
+        "batch_flushes": {
+            labels["reason"]: int(v)
+            for labels, v in metrics.get("scheduler_batch_cache_flushed_total", [])
+            if v and "reason" in labels
+        },
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+async def run_matrix(
+    schedulers: list[str],
+    configs: list[str],
+    scenarios: list[str],
+    node_counts: list[int],
+    repeats: int,
+    run_timeout: float,
+) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    for nodes in node_counts:
+        workdir = Path(tempfile.mkdtemp(prefix=f"bench-real-{nodes}-"))
+        with ControlPlane.start(workdir / "cp", controller_manager=False) as cp:
+            cluster = Cluster(cp, nodes, workdir)
+            await cluster.setup()
+            for repeat in range(repeats):
+                for name in scenarios:
+                    for config in configs:
+                        # Interleaved, and rotated per repeat: drift touches every one alike.
+                        shift = repeat % len(schedulers)
+                        for scheduler in schedulers[shift:] + schedulers[:shift]:
+                            if scheduler == "ceiling" and config != configs[0]:
+                                continue  # the bare client has no configuration
+                            record = await run_one(
+                                cluster, SCENARIOS[name], scheduler, config, repeat, run_timeout
+                            )
+                            _print(record)
+                            records.append(record)
+    return records
+
+
+def _print(r: dict[str, Any]) -> None:
+    print(
+        f"  {r['scenario']:>18} {r['nodes']:>5} nodes {r['pods']:>6} pods {r['scheduler']:>8} "
+        f"{r['config']:>7} #{r['repeat']}: {r['pods_per_s']:>6.0f} pods/s "
+        f"({r['bound']}/{r['pods']}) cpu {r['cpu_ms_per_pod']:.2f} ms/pod, "
+        f"p50 {r['latency_p50_s']} s, batch {r['batch_attempts']} flushes {r['batch_flushes']}",
+        flush=True,
+    )
+
+
+def medians(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    groups: dict[tuple[str, int, str, str], list[dict[str, Any]]] = {}
+    for r in records:
+        key = (r["scenario"], r["nodes"], r["scheduler"], r["config"])
+        groups.setdefault(key, []).append(r)
+    rows = []
+    for (scenario, nodes, scheduler, config), rs in sorted(groups.items()):
+        row: dict[str, Any] = {
+            "scenario": scenario,
+            "nodes": nodes,
+            "scheduler": scheduler,
+            "config": config,
+            "pods": rs[0]["pods"],
+            "repeats": len(rs),
+            "complete": all(r["complete"] for r in rs),
+        }
+        for key in (
+            "pods_per_s",
+            "latency_p50_s",
+            "latency_p99_s",
+            "cpu_ms_per_pod",
+            "apiserver_cpu_s_per_1000_pods",
+            "peak_rss_mb",
+        ):
+            values = [r[key] for r in rs if r[key] is not None]
+            row[key] = statistics.median(values) if values else None
+        hinted = [r["batch_attempts"].get("hint_used", 0) for r in rs]
+        row["hint_used"] = int(statistics.median(hinted))
+        row["batch_attempts"] = rs[-1]["batch_attempts"]
+        row["batch_flushes"] = rs[-1]["batch_flushes"]
+        rows.append(row)
+    return rows
+
+
+def markdown(records: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    rows = medians(records)
+    index = {(r["scenario"], r["nodes"], r["scheduler"], r["config"]): r for r in rows}
+    lines = [
+        "# bench.e2e --api real: ours vs kube-scheduler v1.37.2 on kube-apiserver (medians)",
+        "",
+        f"{meta['date']}, {meta['machine']}, repeats {meta['repeats']}, kube-scheduler client "
+        f"qps/burst {CLIENT_QPS}, ours and the ceiling unthrottled, 16 binds in flight for "
+        "ours and the ceiling. pods/s: first create → last bind seen by a watch.",
+        "",
+        "| scenario | nodes | pods | config | scheduler | pods/s | vs kube-on | of ceiling | "
+        "CPU ms/pod | API server CPU s/1000 pods | latency p50 / p99 s | hint_used | RSS MB |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        kube = index.get((r["scenario"], r["nodes"], "kube-on", r["config"]))
+        ceiling = index.get((r["scenario"], r["nodes"], "ceiling", CONFIGS[0]))
+        vs = r["pods_per_s"] / kube["pods_per_s"] if kube and kube["pods_per_s"] else None
+        of = r["pods_per_s"] / ceiling["pods_per_s"] if ceiling and ceiling["pods_per_s"] else None
+        done = "" if r["complete"] else " (incomplete)"
+        lines.append(
+            f"| {r['scenario']} | {r['nodes']} | {r['pods']} | {r['config']} | "
+            f"{r['scheduler']}{done} | {_f(r['pods_per_s'])} | {_f(vs, '{:.2f}x')} | "
+            f"{_f(of, '{:.0%}')} | {_f(r['cpu_ms_per_pod'], '{:.2f}')} | "
+            f"{_f(r['apiserver_cpu_s_per_1000_pods'], '{:.1f}')} | "
+            f"{_f(r['latency_p50_s'], '{:.2f}')} / {_f(r['latency_p99_s'], '{:.2f}')} | "
+            f"{r['hint_used']} | {_f(r['peak_rss_mb'])} |"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _f(value: Any, pattern: str = "{:.0f}") -> str:
+    return "-" if value is None else pattern.format(value)
+
+
+def plot(records: list[dict[str, Any]], out_dir: Path) -> None:
+    """One PNG per (scenario, config): pods/s vs nodes, every scheduler on one chart."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = medians(records)
+    for scenario, config in sorted({(r["scenario"], r["config"]) for r in rows}):
+        fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
+        for scheduler in SCHEDULERS:
+            cfg = CONFIGS[0] if scheduler == "ceiling" else config
+            pts = sorted(
+                (r["nodes"], r["pods_per_s"])
+                for r in rows
+                if (r["scenario"], r["scheduler"], r["config"]) == (scenario, scheduler, cfg)
+                and r["pods_per_s"]
+            )
+            if pts:
+                style = "^--" if scheduler == "ceiling" else "o-"
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=scheduler)
+        ax.set_xscale("log")
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("nodes")
+        ax.set_ylabel("pods/s (median)")
+        ax.set_title(f"{scenario}, config {config}: real kube-apiserver v1.37.2", fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(out_dir / f"throughput_{scenario}_{config}.png")
+        plt.close(fig)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.e2e --api real")
+    parser.add_argument("--api", choices=("real",), default="real")
+    parser.add_argument("--quick", action="store_true", help="500 nodes, 1 repeat")
+    parser.add_argument("--nodes", default=None, help="comma-separated node counts")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS))
+    parser.add_argument("--schedulers", default=",".join(SCHEDULERS))
+    parser.add_argument("--configs", default=",".join(CONFIGS))
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    a = parser.parse_args(argv)
+    nodes = [int(n) for n in (a.nodes or ("500" if a.quick else "500,1000,5000")).split(",")]
+    repeats = a.repeats or (1 if a.quick else 3)
+    lists = {
+        "scenarios": (a.scenarios, SCENARIOS),
+        "schedulers": (a.schedulers, SCHEDULERS),
+        "configs": (a.configs, CONFIGS),
+    }
+    chosen: dict[str, list[str]] = {}
+    for what, (text, known) in lists.items():
+        chosen[what] = [s for s in text.split(",") if s]
+        unknown = set(chosen[what]) - set(known)
+        if unknown:
+            parser.error(f"unknown {what}: {', '.join(sorted(unknown))}")
+    meta = {
+        "api": "real",
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()}",
+        "python": platform.python_version(),
+        "repeats": repeats,
+        "nodes": nodes,
+        "client_qps_burst": {"kube-scheduler": CLIENT_QPS, "ours": None, "ceiling": None},
+        "bind_concurrency": BIND_CONCURRENCY,
+        **chosen,
+    }
+    records = asyncio.run(
+        run_matrix(
+            chosen["schedulers"],
+            chosen["configs"],
+            chosen["scenarios"],
+            nodes,
+            repeats,
+            a.timeout,
+        )
+    )
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / "latest.json").write_text(
+        json.dumps({"meta": meta, "records": records}, indent=1) + "\n"
+    )
+    text = markdown(records, meta)
+    (a.out / "latest.md").write_text(text)
+    plot(records, a.out)
+    print(text)
+    print(f"written: {a.out}/latest.json, latest.md, throughput_*.png")
+    return 0
