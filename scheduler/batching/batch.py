@@ -2,21 +2,31 @@
 
 After a full pass the scored nodes that were not chosen are kept, sorted, as *batch state*.
 The next pod with the same signature gets a *hint*: the best remaining node, popped from the
-state, which the cycle then rechecks with every Filter against the current cache.
+state, which the cycle then looks up in the cache and rechecks with every Filter.
 
-Before popping, ``get_node_hint`` checks, in kube-scheduler's order: state present, cycle
-continuity (cycle == last + 1), last cycle succeeded, equal signature (a nominated pod has
-none), age <= max age. Then it refilters the node chosen last time: infeasible → it leaves
-the state (one-pod-per-node); still feasible → it is *rescored* and put back in order
-(many-pods-per-node), so the next hint is what a full pass would rank first among the kept
-nodes. A popped node (or the last one) that has left the cache since the full pass flushes
-the state (``node_missing``): the pod gets a full pass instead.
+``get_node_hint`` follows kube-scheduler v1.37 (``pkg/scheduler/framework/runtime/batch.go``):
+an empty list is no state (no hint, no flush: the pod gets a full pass, which may choose a
+node outside the kept subset); then, flushing on the first that fails, cycle continuity
+(cycle == last placed cycle + 1, one counter for the whole scheduler, so another profile's
+pod or a failed cycle in between gives ``pod_skipped``), no nominated node, equal signature,
+age <= max age. Then the node chosen last is looked up (``node_missing``) and refiltered:
+rejected → it leaves the state (one-pod-per-node); otherwise it is *rescored* and put back
+in order (many-pods-per-node), so the next hint is what a full pass would rank first among
+the kept nodes. A flushed state is dropped at once (kube keeps it until the next store,
+which replaces it; only its metric counts differ).
 
-Rescoring: PreScore for the current pod, raw Score for that node, NormalizeScore over the
-kept nodes plus that node, re-sort. The fast path skips the re-normalize and re-sort: the
-in-tree normalizers depend only on the minimum and maximum raw score of the node set, so
-when no normalizing plugin's minimum or maximum changed the other nodes' totals are
-unchanged, and only the rescored node moves (a bisect insert). Otherwise the full path runs.
+Order and ties: kube pops a heap ordered by total score, equal totals in random order. The
+state keeps nodes sorted by ``total * width + index`` (ascending, best last) and a pop draws
+uniformly among the nodes tied at the top, from the profile's random source. Both rescore
+paths put the rescored node at the same place in that order, so they pop the same nodes
+with the same draws.
+
+Rescoring: PreScore for the current pod on that node (as kube), raw Score for it,
+NormalizeScore over the kept nodes plus that node, re-sort. The fast path skips the
+re-normalize and re-sort: the in-tree normalizers depend only on the minimum and maximum raw
+score of the node set, so when no normalizing plugin's minimum or maximum changed the other
+nodes' totals are unchanged, and only the rescored node moves (a bisect insert). Otherwise
+the full path runs.
 
 Everything here is synchronous: a hint is taken and rechecked in one await-free stretch.
 """
@@ -28,6 +38,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from scheduler.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
 from scheduler.metrics.labels import BatchAttempt as Attempt
 from scheduler.metrics.labels import BatchFlushReason as FlushReason
 from scheduler.metrics.labels import Hinted
@@ -43,13 +54,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_BATCH_AGE = 0.5
 """Seconds a batch state may be reused (kube's maxBatchAge, 500 ms)."""
-
-
-@dataclass(slots=True)
-class _LastCycle:
-    cycle: int = -1
-    node: str = ""
-    succeeded: bool = False
 
 
 class _Column:
@@ -84,9 +88,10 @@ class _Column:
 class BatchState:
     """The sorted leftovers of a full pass (KEP: batchState).
 
-    ``order`` holds indices into ``nodes`` sorted by ascending total (best last, so popping
-    is O(1)); ``keys`` holds the same totals for bisect. Members of the normalization set are
-    the indices in ``order`` plus ``last`` (the node chosen last, while it is still feasible).
+    ``order`` holds indices into ``nodes`` sorted by ascending ``keys`` (best last, so popping
+    is O(1)); a key is ``total * width + index``, unique per node. Members of the
+    normalization set are the indices in ``order`` plus ``last`` (the node chosen last, while
+    it is still feasible).
     """
 
     signature: Signature
@@ -99,6 +104,13 @@ class BatchState:
     columns: list[_Column | None]
     created: float
     last: int = -1
+
+    @property
+    def width(self) -> int:
+        return len(self.nodes)
+
+    def key(self, index: int) -> int:
+        return self.totals[index] * len(self.nodes) + index
 
 
 class OpportunisticBatch:
@@ -119,78 +131,81 @@ class OpportunisticBatch:
         self.max_batch_age = max_batch_age
         self.fast_rescore = fast_rescore
         self.state: BatchState | None = None
-        self._last = _LastCycle()
+        self._last_cycle = -1
+        """The last cycle that placed a pod of this profile (kube's lastCycle)."""
         self.batched_pods = 0
         self.flushes: dict[str, int] = {}
+        self.attempts: dict[str, int] = {}
         self.rescores = 0
 
     # -- hint --------------------------------------------------------------------------
 
     def get_node_hint(
         self, state: CycleState, pod: Pod, signature: Signature | None, cycle: int
-    ) -> NodeInfo | None:
-        """The node to try first for ``pod`` in ``cycle``, or None (then run a full pass).
+    ) -> str | None:
+        """The name of the node to try first for ``pod`` in ``cycle``, or None (full pass).
 
         ``state`` must hold the pod's PreFilter results: the last chosen node is refiltered.
+        The caller looks the name up in the cache: the node may have left it since.
         """
         started = time.perf_counter()
         hint = self._hint(state, pod, signature, cycle)
+        if hint is None:
+            self._count_attempt(Attempt.NO_HINT)
         if self.metrics is not None:
-            name = self.profile.scheduler_name
             hinted = Hinted.HINT if hint is not None else Hinted.NO_HINT
-            self.metrics.get_node_hint_duration.labels(hinted=hinted, profile=name).observe(
-                time.perf_counter() - started
-            )
-            if hint is None:
-                self.metrics.batch_attempts.labels(profile=name, result=Attempt.NO_HINT).inc()
+            self.metrics.get_node_hint_duration.labels(
+                hinted=hinted, profile=self.profile.scheduler_name
+            ).observe(time.perf_counter() - started)
         return hint
 
     def _hint(
         self, state: CycleState, pod: Pod, signature: Signature | None, cycle: int
-    ) -> NodeInfo | None:
+    ) -> str | None:
         batch = self.state
-        if batch is None:
+        if batch is None or not batch.order:
+            self.state = None  # kube: an empty list is no state, not a flush
             return None
-        last = self._last
-        if cycle != last.cycle + 1:
-            self._flush(FlushReason.POD_SKIPPED)
+        reason = self._incompatible(batch, pod, signature, cycle)
+        if reason is not None:
+            self._flush(reason)
             return None
-        if not last.succeeded:
-            self._flush(FlushReason.POD_FAILED)
-            return None
-        if pod.nominated_node_name:
-            self._flush(FlushReason.POD_NOMINATED)
-            return None
-        if signature is None or signature != batch.signature:
-            self._flush(FlushReason.POD_INCOMPATIBLE)
-            return None
-        if self.clock.now() - batch.created > self.max_batch_age:
-            self._flush(FlushReason.EXPIRED)
-            return None
-        if batch.last >= 0:
-            node = batch.nodes[batch.last]
-            if self.profile.snapshot.get(node.name) is not node:
-                self._flush(FlushReason.NODE_MISSING)
-                return None
-            if self.profile.run_filters(state, pod, node).is_success:
-                if not self._rescore(state, pod, batch):
-                    return None
-            else:
-                self._drop_last(batch)
-        if not batch.order:
-            self._flush(FlushReason.EMPTY_LIST)
-            return None
-        index = batch.order.pop()
-        batch.keys.pop()
-        node = batch.nodes[index]
-        if self.profile.snapshot.get(node.name) is not node:
-            # Deleted since the full pass (kube: the hint is not in the snapshot). The state
-            # holds the old NodeInfo, whose node a recheck would still pass, and assuming a
-            # pod on a node the cache no longer has is an error.
+        node = self.profile.snapshot.get(batch.nodes[batch.last].name)
+        if node is None:
             self._flush(FlushReason.NODE_MISSING)
             return None
+        batch.nodes[batch.last] = node  # rescore against the cache's current NodeInfo
+        if self.profile.run_filters(state, pod, node).is_rejected:
+            self._drop_last(batch)
+        elif not self._rescore(state, pod, batch):
+            return None
+        index = self._pop(batch)
         batch.last = index
-        return node
+        return batch.nodes[index].name
+
+    def _incompatible(
+        self, batch: BatchState, pod: Pod, signature: Signature | None, cycle: int
+    ) -> FlushReason | None:
+        """Why the state cannot serve ``pod``, in kube's order of checks; None: it can."""
+        if cycle != self._last_cycle + 1:
+            return FlushReason.POD_SKIPPED
+        if pod.nominated_node_name:
+            return FlushReason.POD_NOMINATED
+        if signature is None or signature != batch.signature:
+            return FlushReason.POD_INCOMPATIBLE
+        if self.clock.now() - batch.created > self.max_batch_age:
+            return FlushReason.EXPIRED
+        return None
+
+    def _pop(self, batch: BatchState) -> int:
+        """Remove and return a best node: uniformly among those tied at the top total."""
+        keys, width = batch.keys, batch.width
+        top = keys[-1] // width
+        first = bisect.bisect_left(keys, top * width)
+        tied = len(keys) - first
+        position = len(keys) - 1 if tied == 1 else first + self.profile.rng.randrange(tied)
+        del keys[position]
+        return batch.order.pop(position)
 
     # -- results -----------------------------------------------------------------------
 
@@ -198,37 +213,31 @@ class OpportunisticBatch:
         self,
         *,
         signature: Signature | None,
-        hinted: NodeInfo | None,
+        hinted: str | None,
         chosen: NodeInfo,
         scores: Scores | None,
         chosen_index: int,
         cycle: int,
     ) -> None:
-        """Record a successful cycle; keep the state if the hint was used, else rebuild it."""
+        """Record a placed pod; keep the state if the hint was used, else rebuild it."""
         started = time.perf_counter()
-        self._last = _LastCycle(cycle, chosen.name, True)
-        name = self.profile.scheduler_name
-        if hinted is not None and hinted is chosen:
+        self._last_cycle = cycle
+        if hinted is not None and hinted == chosen.name:
             self.batched_pods += 1
             self._count_attempt(Attempt.HINT_USED)
         else:
             if hinted is not None:
                 self._count_attempt(Attempt.HINT_NOT_USED)
-            if signature is not None and scores is not None and len(scores.nodes) > 1:
-                self.state = self._new_state(signature, scores, chosen_index)
+            if scores is None or len(scores.nodes) <= 1:
+                self._flush(FlushReason.EMPTY_LIST)  # kube checks this before the signature
+            elif signature is None:
+                self._flush(FlushReason.POD_NOT_BATCHABLE)
             else:
-                reason = (
-                    FlushReason.POD_NOT_BATCHABLE if signature is None else FlushReason.EMPTY_LIST
-                )
-                self._flush(reason)
+                self.state = self._new_state(signature, scores, chosen_index)
         if self.metrics is not None:
-            self.metrics.store_schedule_results_duration.labels(profile=name).observe(
-                time.perf_counter() - started
-            )
-
-    def cycle_failed(self, cycle: int) -> None:
-        """The pod of ``cycle`` was not placed: the next pod cannot reuse the state."""
-        self._last = _LastCycle(cycle, "", False)
+            self.metrics.store_schedule_results_duration.labels(
+                profile=self.profile.scheduler_name
+            ).observe(time.perf_counter() - started)
 
     def invalidate(self, node_name: str) -> None:
         """A bind onto ``node_name`` failed: drop state that may rank that node."""
@@ -238,24 +247,26 @@ class OpportunisticBatch:
     # -- internals ---------------------------------------------------------------------
 
     def _new_state(self, signature: Signature, scores: Scores, chosen: int) -> BatchState:
-        totals = scores.totals
-        order = sorted((i for i in range(len(totals)) if i != chosen), key=totals.__getitem__)
         columns: list[_Column | None] = [
             _Column(raw) if weighted.normalizer is not None else None
             for weighted, raw in zip(scores.plugins, scores.raw, strict=True)
         ]
-        return BatchState(
+        batch = BatchState(
             signature=signature,
             nodes=scores.nodes,
             raw=scores.raw,
             plugins=scores.plugins,
-            totals=list(totals),
-            order=order,
-            keys=[totals[i] for i in order],
+            totals=list(scores.totals),
+            order=[],
+            keys=[],
             columns=columns,
             created=self.clock.now(),
             last=chosen,
         )
+        keys = sorted(batch.key(i) for i in range(batch.width) if i != chosen)
+        batch.keys = keys
+        batch.order = [key % batch.width for key in keys]
+        return batch
 
     def _drop_last(self, batch: BatchState) -> None:
         """The last chosen node is full for this signature: it leaves the member set."""
@@ -266,14 +277,28 @@ class OpportunisticBatch:
         batch.last = -1
 
     def _rescore(self, state: CycleState, pod: Pod, batch: BatchState) -> bool:
-        """Rescore the still-feasible last node and put it back in order (False: flushed)."""
+        """Rescore the still-feasible last node and put it back in order (False: flushed).
+
+        Counted and timed whatever the outcome, as kube does.
+        """
         started = time.perf_counter()
         self.rescores += 1
+        reason = self._rescore_last(state, pod, batch)
+        if reason is not None:
+            self._flush(reason)
+        if self.metrics is not None:
+            name = self.profile.scheduler_name
+            self.metrics.batch_rescore_attempts.labels(profile=name).inc()
+            self.metrics.batch_rescore_duration.labels(profile=name).observe(
+                time.perf_counter() - started
+            )
+        return reason is None
+
+    def _rescore_last(self, state: CycleState, pod: Pod, batch: BatchState) -> FlushReason | None:
         index = batch.last
         node = batch.nodes[index]
-        if not self.profile.run_pre_score(state, pod, batch.nodes).is_success:
-            self._flush(FlushReason.PRESCORE_ERROR)
-            return False
+        if not self.profile.run_pre_score(state, pod, (node,)).is_success:
+            return FlushReason.PRESCORE_ERROR
         stable = True
         for column, raw, weighted in zip(batch.columns, batch.raw, batch.plugins, strict=True):
             new = weighted.plugin.score(state, pod, node)
@@ -283,22 +308,19 @@ class OpportunisticBatch:
             raw[index] = new
         if stable and self.fast_rescore:
             total = self._total_of(state, pod, batch, index)
+            if total is None:
+                return FlushReason.NORMALIZE_ERROR
             batch.totals[index] = total
-            position = bisect.bisect_left(batch.keys, total)
-            batch.keys.insert(position, total)
+            key = batch.key(index)
+            position = bisect.bisect_left(batch.keys, key)
+            batch.keys.insert(position, key)
             batch.order.insert(position, index)
-        else:
-            self._renormalize(state, pod, batch)
+        elif not self._renormalize(state, pod, batch):
+            return FlushReason.NORMALIZE_ERROR
         batch.last = -1
-        if self.metrics is not None:
-            name = self.profile.scheduler_name
-            self.metrics.batch_rescore_attempts.labels(profile=name).inc()
-            self.metrics.batch_rescore_duration.labels(profile=name).observe(
-                time.perf_counter() - started
-            )
-        return True
+        return None
 
-    def _total_of(self, state: CycleState, pod: Pod, batch: BatchState, index: int) -> int:
+    def _total_of(self, state: CycleState, pod: Pod, batch: BatchState, index: int) -> int | None:
         """Weighted total of one node against the stored normalization ranges."""
         node = batch.nodes[index]
         total = 0
@@ -308,12 +330,16 @@ class OpportunisticBatch:
                 # The in-tree normalizers read only the set's min and max: normalizing the
                 # value together with them gives its score within the whole set.
                 probe = [value, column.low, column.high]
-                weighted.normalizer.normalize_score(state, pod, (node, node, node), probe)
+                nodes = (node, node, node)
+                if not weighted.normalizer.normalize_score(state, pod, nodes, probe).is_success:
+                    return None
                 value = probe[0]
+            if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+                return None
             total += value * weighted.weight
         return total
 
-    def _renormalize(self, state: CycleState, pod: Pod, batch: BatchState) -> None:
+    def _renormalize(self, state: CycleState, pod: Pod, batch: BatchState) -> bool:
         """Full path: normalize over the members (kept nodes + the rescored one), re-sort."""
         members = [*batch.order, batch.last]
         nodes = [batch.nodes[i] for i in members]
@@ -322,14 +348,17 @@ class OpportunisticBatch:
             column = [raw[i] for i in members]
             if weighted.normalizer is not None:
                 batch.columns[c] = _Column(column)
-                weighted.normalizer.normalize_score(state, pod, nodes, column)
+                if not weighted.normalizer.normalize_score(state, pod, nodes, column).is_success:
+                    return False
+            if min(column) < MIN_NODE_SCORE or max(column) > MAX_NODE_SCORE:
+                return False
             for k, value in enumerate(column):
                 totals[k] += value * weighted.weight
         for k, i in enumerate(members):
             batch.totals[i] = totals[k]
-        members.sort(key=batch.totals.__getitem__)
-        batch.order = members
-        batch.keys = [batch.totals[i] for i in members]
+        batch.keys = sorted(batch.key(i) for i in members)
+        batch.order = [key % batch.width for key in batch.keys]
+        return True
 
     def _flush(self, reason: FlushReason) -> None:
         self.state = None
@@ -340,6 +369,7 @@ class OpportunisticBatch:
             ).inc()
 
     def _count_attempt(self, attempt: Attempt) -> None:
+        self.attempts[attempt] = self.attempts.get(attempt, 0) + 1
         if self.metrics is not None:
             self.metrics.batch_attempts.labels(
                 profile=self.profile.scheduler_name, result=attempt

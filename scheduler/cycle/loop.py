@@ -1,9 +1,11 @@
-"""The scheduling loop: the one task that pops groups and runs cycles.
+"""The scheduling loop: the one task that pops pods and runs cycles.
 
-It waits until the caches are synced and this replica leads, then pops a group (the queue's
+It waits until the caches are synced and this replica leads, then pops a run (the queue's
 async boundary) and runs one cycle per pod, yielding to the event loop between pods so that
-watch events and bind completions keep flowing during a long group. When leadership is
-lost, the pods not yet decided go back to the queue and nothing more is bound.
+watch events and bind completions keep flowing during a long run. The run pops each next pod
+only after that yield, so a higher-priority pod that arrived meanwhile goes first (kube pops
+one pod per cycle). When leadership is lost, the popped pod goes back to the queue and
+nothing more is bound.
 """
 
 from __future__ import annotations
@@ -48,21 +50,18 @@ async def run_loop(scheduler: Scheduler, *, synced: Gate, leading: Gate) -> None
     metrics = scheduler.metrics
     while True:
         await leading.wait_open()
-        group = await queue.pop_group()
-        if metrics is not None:
-            metrics.group_size.observe(len(group))
-        for index, info in enumerate(group):
+        run = await queue.pop_group()
+        popped = 0
+        for info in run:
             if not leading.is_open():
-                for rest in group[index:]:
-                    queue.requeue_backoff(rest)
-                log.warning("leadership_lost_requeued", pods=len(group) - index)
+                queue.requeue_backoff(info)
+                log.warning("leadership_lost_requeued", pods=1)
                 break
-            if info.pod.uid in queue:
-                # Updated while waiting in the group: the newer version is queued already.
-                queue.done(info.pod.uid)
-                continue
             scheduler.schedule_one(info)
+            popped += 1
             await asyncio.sleep(0)
+        if metrics is not None and popped:
+            metrics.group_size.observe(popped)
 
 
 async def run_flushes(scheduler: Scheduler, *, interval: float = FLUSH_INTERVAL) -> None:

@@ -4,7 +4,9 @@ A cycle is synchronous and await-free from the hint to the assume, so the live s
 cannot change under it (cache/snapshot.py). Its steps:
 
 1. Batching enabled for the pod's profile: PreFilter, then ``get_node_hint``; a hint is
-   rechecked with every Filter against the current cache. Passing: chosen, without scoring.
+   looked up in the current cache and rechecked with every Filter. Passing: chosen, without
+   scoring. The cycle number passed to the batch is the scheduler's (one counter for all
+   profiles, as kube's), so another profile's pod in between breaks a batch.
 2. Otherwise (or the recheck failed): a full pass (framework/profile.py).
 3. Chosen node: assume the pod there (the next cycle sees it) and dispatch the bind; the
    leftover ranking becomes batch state. No node: PodScheduled=False + FailedScheduling,
@@ -28,6 +30,7 @@ from scheduler.cycle.ports import BindRequest, BindResult
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import FitError
 from scheduler.framework.profile import ScheduleResult, SchedulingError
+from scheduler.framework.selection import Selector
 from scheduler.framework.status import Status
 from scheduler.metrics.labels import DivergenceKind, Result
 
@@ -66,7 +69,9 @@ class BatchingSettings:
     mode: BatchingMode = BatchingMode.ANNOTATED
     max_batch_age: float = 0.5
     verify_ratio: float = 0.0
-    """Fraction of hinted pods for which a full pass also runs, to count divergences."""
+    """Fraction of hinted pods for which a full pass also runs, to count divergences. The
+    sampling and the verifying passes use random sources and rotations of their own, so
+    verification never changes a decision."""
     fast_rescore: bool = True
 
 
@@ -95,14 +100,17 @@ class Scheduler:
         self.metrics = metrics
         self.settings = batching or BatchingSettings()
         self.rng = rng or random.Random()
+        """Verification only (sampling, and the seeds of the verifying passes)."""
         self.stats = CycleStats()
         self.signers: dict[str, Signer] = {}
         self.batches: dict[str, OpportunisticBatch] = {}
-        self._cycles: dict[str, int] = {}
+        self._verifiers: dict[str, Selector] = {}
+        self._cycle = 0
+        """Scheduling cycles so far, all profiles together (kube's schedulingCycle)."""
         for name, profile in profiles.items():
             signer = Signer(profile, self.settings.mode)
             self.signers[name] = signer
-            self._cycles[name] = 0
+            self._verifiers[name] = Selector(random.Random(self.rng.random()))
             if signer.disabled_by:
                 # Said once, never silently: a plugin that cannot sign turns batching off.
                 log.warning("batching_disabled", profile=name, plugins=signer.disabled_by)
@@ -148,10 +156,12 @@ class Scheduler:
         pod = info.pod
         name = pod.scheduler_name
         profile = self.profiles[name]
-        cycle = self._cycles[name] = self._cycles[name] + 1
+        self._cycle += 1
+        cycle = self._cycle
         self.stats.cycles += 1
         batch = self.batches.get(name)
-        hinted: NodeInfo | None = None
+        hinted: str | None = None
+        by_hint = False
         outcome: ScheduleResult | FitError | SchedulingError | None = None
         state = CycleState()
         pre_filtered = None
@@ -162,23 +172,25 @@ class Scheduler:
             pristine = state.clone()
             if pre_filtered[1].is_success:
                 hinted = batch.get_node_hint(state, pod, info.signature, cycle)
-                if hinted is not None and profile.run_filters(state, pod, hinted).is_success:
-                    outcome = ScheduleResult(hinted, 1, 1, None, 0)
+                node = profile.snapshot.get(hinted) if hinted is not None else None
+                if node is not None and profile.run_filters(state, pod, node).is_success:
+                    outcome = ScheduleResult(node, 1, 1, None, 0)
+                    by_hint = True
                     self.stats.batched += 1
                     if (
                         self.settings.verify_ratio
                         and self.rng.random() < self.settings.verify_ratio
                     ):
-                        self._verify(profile, pod, hinted)
+                        self._verify(profile, pod, node)
                 elif hinted is not None:
-                    self._diverged(DivergenceKind.HINT_INFEASIBLE, pod, hinted.name, "")
+                    # Filled or deleted since the full pass (kube: the hint is not used).
+                    self._diverged(DivergenceKind.HINT_INFEASIBLE, pod, hinted, "")
             state = pristine
         if outcome is None:
             outcome = profile.schedule(state, pod, pre_filtered)
             self.stats.full_passes += 1
         elapsed = time.perf_counter() - started
         self.stats.decision_seconds += elapsed
-        by_hint = outcome.__class__ is ScheduleResult and outcome.node is hinted
         if by_hint:
             self.stats.batched_seconds += elapsed
         if self.metrics is not None:
@@ -197,8 +209,7 @@ class Scheduler:
                 )
             self._assume_and_bind(info, outcome.node.name, cycle, elapsed)
         else:
-            if batch is not None:
-                batch.cycle_failed(cycle)
+            # Not recorded in the batch: the next pod's cycle is then not last + 1 (kube).
             self._not_placed(info, outcome, elapsed)
         return outcome
 
@@ -270,9 +281,13 @@ class Scheduler:
     # -- verification (beyond kube) -----------------------------------------------------
 
     def _verify(self, profile: Profile, pod: Pod, hinted: NodeInfo) -> None:
-        """Run a full pass too and count a hint that scores below the pass's best."""
+        """Run a full pass too and count a hint that scores below the pass's best.
+
+        The pass rotates and draws from the profile's verifier, not the profile's selector.
+        """
         self.stats.verified += 1
-        outcome = profile.schedule(CycleState(), pod)
+        verifier = self._verifiers[profile.scheduler_name]
+        outcome = profile.schedule(CycleState(), pod, selector=verifier)
         if not isinstance(outcome, ScheduleResult) or outcome.node is hinted:
             return
         # Score the hint together with the nodes the pass ranked, on equal terms.

@@ -123,9 +123,9 @@ class Profile:
         Raises ConfigError when a plugin rejects its args."""
         self.scheduler_name = scheduler_name
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
-        self.rng = rng or random.Random()
+        self.selector = selection.Selector(rng or random.Random())
+        """Rotating start and random source of this profile's passes and hints."""
         self._snapshot = snapshot
-        self._next_start = 0
         self.observe: ObservePoint | None = None
         """Set by the owner to time a full pass's extension points (metrics); None: off."""
         self.plugins: list[Plugin] = []
@@ -156,6 +156,11 @@ class Profile:
     @property
     def snapshot(self) -> Snapshot:
         return self._snapshot
+
+    @property
+    def rng(self) -> random.Random:
+        """The random source that breaks this profile's ties (full passes and hints)."""
+        return self.selector.rng
 
     # -- pieces --------------------------------------------------------------------------
 
@@ -257,13 +262,17 @@ class Profile:
         state: CycleState,
         pod: Pod,
         pre_filtered: tuple[PreFilterResult, st.Status] | None = None,
+        *,
+        selector: selection.Selector | None = None,
     ) -> Outcome:
         """One full pass for ``pod``: a chosen node, a FitError, or a SchedulingError.
 
         ``pre_filtered``: what :meth:`run_pre_filter` returned for this pod into ``state``
         already (the batched path runs PreFilter before it asks for a hint, as kube's
-        ``schedulePod`` does); PreFilter then does not run twice.
+        ``schedulePod`` does); PreFilter then does not run twice. ``selector``: another
+        rotation and random source than the profile's (a verifying pass must not move them).
         """
+        selector = selector or self.selector
         snapshot = self._snapshot
         num_all = snapshot.num_nodes
         if num_all == 0:
@@ -294,7 +303,7 @@ class Profile:
             diagnosis.absent_nodes_status = st.unresolvable(
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(allowed.plugins))}]"
             )
-        feasible = self._find_feasible(state, pod, nodes, diagnosis)
+        feasible = self._find_feasible(state, pod, nodes, diagnosis, selector)
         if isinstance(feasible, SchedulingError):
             return feasible
         if observe is not None:
@@ -308,11 +317,16 @@ class Profile:
         scores = self.prioritize(state, pod, feasible)
         if isinstance(scores, st.Status):
             return SchedulingError(pod.key, scores.message())
-        chosen = selection.pick_top(scores.totals, self.rng)
+        chosen = selection.pick_top(scores.totals, selector.rng)
         return ScheduleResult(feasible[chosen], evaluated, len(feasible), scores, chosen)
 
     def _find_feasible(
-        self, state: CycleState, pod: Pod, nodes: list[NodeInfo], diagnosis: Diagnosis
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: list[NodeInfo],
+        diagnosis: Diagnosis,
+        selector: selection.Selector,
     ) -> list[NodeInfo] | SchedulingError:
         """Filter from the rotating start until enough feasible nodes are found."""
         count = len(nodes)
@@ -321,7 +335,7 @@ class Profile:
         to_find = selection.num_feasible_nodes_to_find(self.percentage_of_nodes_to_score, count)
         skip = state.skip_filter_plugins
         filters = [(p.name, p.filter) for p in self.filter_plugins if p.name not in skip]
-        start = self._next_start % count
+        start = selector.next_start % count
         feasible: list[NodeInfo] = []
         statuses = diagnosis.node_statuses
         success = st.SUCCESS
@@ -341,7 +355,7 @@ class Profile:
                 feasible.append(info)
                 if len(feasible) >= to_find:
                     break
-        self._next_start = (start + processed) % count
+        selector.next_start = (start + processed) % count
         return feasible
 
 

@@ -67,11 +67,15 @@ class ExtensionPoint(StrEnum):
 
 @unique
 class BatchAttempt(StrEnum):
-    """``result`` of scheduler_batch_attempts_total (kube, KEP-5598)."""
+    """``result`` of scheduler_batch_attempts_total (kube, KEP-5598).
+
+    As kube records them: ``no_hint`` when GetNodeHint gives none (whatever the cycle's
+    outcome), ``hint_used``/``hint_not_used`` only when a node is chosen.
+    """
 
     HINT_USED = "hint_used"  # the hinted node was chosen: a batched placement
-    HINT_NOT_USED = "hint_not_used"  # a hint was given but failed its recheck
-    NO_HINT = "no_hint"  # batch state absent or incompatible: full pass
+    HINT_NOT_USED = "hint_not_used"  # a hint was given, a full pass chose another node
+    NO_HINT = "no_hint"  # no (usable) batch state: full pass
 
 
 @unique
@@ -86,20 +90,25 @@ class Hinted(StrEnum):
 class BatchFlushReason(StrEnum):
     """``reason`` of scheduler_batch_cache_flushed_total: why batch state was dropped.
 
-    The first group is kube's (those our cycle can meet); the last is ours, for an
-    invalidation kube does not need because its binding cycle works differently.
+    The first group is kube's (``pkg/scheduler/metrics/metrics.go``, BatchFlush*) that our
+    cycle can reach, with kube's precedence (``runtime/batch.go``); the last is ours. kube's
+    ``pod_failed`` is left out: kube sets the last cycle only when a pod is placed, so a
+    failed cycle shows as ``pod_skipped`` at the next pod, and ours does the same. An empty
+    list at hint time is no flush (kube: no state, plain ``no_hint``).
     """
 
-    # kube (pkg/scheduler/metrics/metrics.go, BatchFlush* constants)
-    POD_SKIPPED = "pod_skipped"  # cycle count not last + 1: another pod ran in between
-    POD_FAILED = "pod_failed"  # the last cycle did not succeed
+    # kube, in the order GetNodeHint checks them
+    POD_SKIPPED = "pod_skipped"  # cycle != last placed cycle + 1: another pod ran, or failed
     POD_NOMINATED = "pod_nominated"  # the pod has a nominated node
     POD_INCOMPATIBLE = "pod_incompatible"  # signature differs or pod unsignable
-    POD_NOT_BATCHABLE = "pod_not_batchable"  # full pass for an unsignable pod: nothing stored
     EXPIRED = "expired"  # state older than maxBatchAge
-    NODE_MISSING = "node_missing"  # last chosen node gone from the snapshot
-    EMPTY_LIST = "empty_list"  # no other feasible nodes left to hint
-    PRESCORE_ERROR = "prescore_error"  # rescore: PreScore failed
+    NODE_MISSING = "node_missing"  # the node chosen last is gone from the snapshot
+    PRESCORE_ERROR = "prescore_error"  # rescoring the last node: PreScore failed
+    RESCORE_ERROR = "rescore_error"  # rescoring: Score failed (ours return ints: unreachable)
+    NORMALIZE_ERROR = "normalize_error"  # rescoring: NormalizeScore failed or out of range
+    # kube, from StoreScheduleResults (empty_list wins over pod_not_batchable)
+    EMPTY_LIST = "empty_list"  # the full pass left no other feasible node to keep
+    POD_NOT_BATCHABLE = "pod_not_batchable"  # the placed pod has no signature: nothing kept
     # ours
     BIND_FAILED = "bind_failed"  # an async bind to a node in the state failed
 

@@ -7,12 +7,14 @@
 - unschedulable: pods no node fits; a cluster event that may help them (``ClusterEvent``)
   moves them back, and so does staying longer than ``max_unschedulable_seconds``.
 
-Grouping (KEP-5598 in a queue): ``pop_group`` takes the head and then the pods right behind
-it while they have the same priority and signature, up to ``max_group``: a *run*. The pods
-leave the queue in exactly the order they would one by one, so grouping changes how fast
-they are placed, never the order (and so never the decisions).
+Runs (KEP-5598 in a queue): ``pop_group`` pops the head and returns it as a :class:`Run`;
+iterating the run pops each next pod only when it asks for it, and only while the head of
+the active pool has the run's priority and signature (up to ``max_group`` pods). A pod that
+arrives meanwhile with a higher priority is the head at the next step, so it ends the run
+and is popped next, exactly as kube's one-pod ``Pop`` would: runs never change the order
+(and so never the decisions), they only let the loop count same-signature stretches.
 
-Everything but ``pop_group``/``wait`` is synchronous and await-free.
+Everything but ``pop_group`` is synchronous and await-free.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from scheduler.batching.signature import Signature
     from scheduler.clock import Clock
     from scheduler.model.keys import Uid
@@ -164,39 +168,32 @@ class SchedulingQueue:
 
     # -- consumer (the scheduling loop) -------------------------------------------------
 
-    async def pop_group(self) -> list[QueuedPodInfo]:
-        """Wait for a pod, then return it with the following pods of its signature."""
+    async def pop_group(self) -> Run:
+        """Wait for a pod, then return the run it heads."""
         while True:
-            group = self.try_pop_group()
-            if group:
-                return group
+            run = self.try_pop_group()
+            if run is not None:
+                return run
             self._ready.clear()
             await self._ready.wait()
 
-    def try_pop_group(self) -> list[QueuedPodInfo]:
-        """The head of the active pool and its group, or [] when the pool is empty."""
+    def try_pop_group(self) -> Run | None:
+        """The run headed by the head of the active pool (popped), or None when it is empty."""
         head = self._pop_head()
-        if head is None:
-            return []
-        group = [head]
-        signature, priority = head.signature, head.pod.priority
-        while signature is not None and len(group) < self.max_group:
-            following = self._peek_head()
-            if (
-                following is None
-                or following.signature != signature
-                or following.pod.priority != priority
-            ):
-                break
-            heapq.heappop(self._heap)
-            self._take(following)
-            group.append(following)
-        now = self.clock.now()
-        for info in group:
-            info.attempts += 1
-            if info.initial_attempt is None:
-                info.initial_attempt = now
-        return group
+        return None if head is None else Run(self, head)
+
+    def pop_following(self, signature: Signature, priority: int) -> QueuedPodInfo | None:
+        """Pop the head if it continues a run of ``signature`` at ``priority``."""
+        following = self._peek_head()
+        if (
+            following is None
+            or following.signature != signature
+            or following.pod.priority != priority
+        ):
+            return None
+        heapq.heappop(self._heap)
+        self._take(following)
+        return following
 
     def done(self, uid: Uid) -> None:
         """The pod's cycle is over (bound, or put back by one of the requeue calls)."""
@@ -296,8 +293,12 @@ class SchedulingQueue:
             self._waiting_on_pods.discard(uid)
 
     def _take(self, info: QueuedPodInfo) -> None:
+        """Popped: in flight, and one more attempt (kube counts attempts at Pop)."""
         self._leave(info)
         self._in_flight.add(info.pod.uid)
+        info.attempts += 1
+        if info.initial_attempt is None:
+            info.initial_attempt = self.clock.now()
 
     def _peek_head(self) -> QueuedPodInfo | None:
         """The valid head of the active heap, dropping stale entries on the way."""
@@ -319,3 +320,31 @@ class SchedulingQueue:
                 self._take(info)
                 return info
         return None
+
+
+class Run:
+    """A popped head and the pods of its signature and priority, popped as iteration asks.
+
+    Each next pod is popped only when the previous one has been handled (the caller's loop
+    body ran), so whatever entered the queue meanwhile is ordered against it.
+    """
+
+    __slots__ = ("_head", "_queue", "taken")
+
+    def __init__(self, queue: SchedulingQueue, head: QueuedPodInfo) -> None:
+        self._queue = queue
+        self._head = head
+        self.taken = 0
+        """Pods popped by this run so far."""
+
+    def __iter__(self) -> Iterator[QueuedPodInfo]:
+        head, queue = self._head, self._queue
+        self.taken = 1
+        yield head
+        signature, priority = head.signature, head.pod.priority
+        while signature is not None and self.taken < queue.max_group:
+            following = queue.pop_following(signature, priority)
+            if following is None:
+                return
+            self.taken += 1
+            yield following

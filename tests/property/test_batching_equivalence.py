@@ -1,63 +1,94 @@
-"""Batching changes speed, not outcomes (DESIGN.md section 4), on random clusters."""
+"""Batching changes speed, not outcomes (DESIGN.md section 4), on random clusters.
+
+Equal scores are broken at random (kube's selection), so a batched and an unbatched run may
+pick different nodes among equals: each placement is checked against the best total a full
+pass would give at that moment, not against a node name.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler.batching.signature import BatchingMode
+from scheduler.cycle.schedule_one import Scheduler
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.profile import Scores
 from scheduler.model.parse import pod_from_raw
 from tests.builders import make_node, make_pod
-from tests.harness import drain, scheduler_for
+from tests.harness import scheduler_for
 
 node_sizes = st.lists(st.tuples(st.integers(4, 16), st.integers(8, 64)), min_size=2, max_size=12)
 one_pod_node_sizes = st.lists(
-    st.tuples(st.integers(4, 5), st.integers(2, 512)),
-    min_size=2,
-    max_size=8,
-    unique_by=lambda size: size[1],
+    st.tuples(st.integers(4, 5), st.sampled_from([8, 16, 64])), min_size=2, max_size=8
 )
-"""4 or 5 CPUs: a 3-CPU pod fills a node, so no node's score changes while it stays free."""
+"""4 or 5 CPUs: a 3-CPU pod fills a node; few memory sizes, so many nodes tie."""
 
 
 def _nodes(sizes: list[tuple[int, int]]) -> list[dict[str, Any]]:
     return [make_node(f"n{i:02}", cpu=str(c), memory=f"{m}Gi") for i, (c, m) in enumerate(sizes)]
 
 
-def _run(
-    sizes: list[tuple[int, int]],
-    pod: dict[str, str],
-    count: int,
-    mode: BatchingMode,
-    verify: float = 0.0,
-) -> tuple[dict[str, str | None], Any]:
-    scheduler, _, _ = scheduler_for(_nodes(sizes), mode=mode, verify_ratio=verify)
-    for i in range(count):
-        scheduler.enqueue(pod_from_raw(make_pod(f"p{i:03}", **pod)))
-    return drain(scheduler), scheduler
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
-@given(sizes=one_pod_node_sizes, extra=st.integers(0, 3))
-def test_one_pod_per_node_identical_without_ties(sizes: list[tuple[int, int]], extra: int) -> None:
-    """3-CPU pods that fill a node each: on and off place every pod on the same node."""
-    pod = {"cpu": "3", "memory": "1Gi"}
-    _, scheduler = _run(sizes, pod, 0, BatchingMode.OFF)
-    profile = scheduler.profiles["batch-scheduler"]
-    first = pod_from_raw(make_pod("probe", **pod))
+def _best_totals(scheduler: Scheduler, pod_raw: dict[str, Any]) -> dict[str, int]:
+    """Node → total a full pass gives ``pod`` now, over every feasible node."""
+    pod = pod_from_raw(pod_raw)
+    profile = scheduler.profiles[pod.scheduler_name]
     state = CycleState()
-    profile.run_pre_filter(state, first)
-    scores = profile.prioritize(state, first, list(profile.snapshot.node_infos))
+    _, status = profile.run_pre_filter(state, pod)
+    if not status.is_success:
+        return {}
+    feasible = [
+        info
+        for info in profile.snapshot.node_infos
+        if profile.run_filters(state, pod, info).is_success
+    ]
+    if len(feasible) <= 1:
+        return {info.name: 0 for info in feasible}
+    scores = profile.prioritize(state, pod, feasible)
     assert isinstance(scores, Scores)
-    assume(len(set(scores.totals)) == len(scores.totals))  # no ties: decisions are unique
+    return {info.name: total for info, total in zip(scores.nodes, scores.totals, strict=True)}
+
+
+def _run(
+    sizes: list[tuple[int, int]], pod: dict[str, str], count: int, mode: BatchingMode
+) -> tuple[dict[str, str | None], Scheduler]:
+    """Schedule ``count`` equal pods one by one; every placement scores the best total."""
+    scheduler, _, _ = scheduler_for(_nodes(sizes), mode=mode)
+    raws = [make_pod(f"p{i:03}", **pod) for i in range(count)]
+    for raw in raws:
+        scheduler.enqueue(pod_from_raw(raw))
+    placed: dict[str, str | None] = {}
+    for raw in raws:
+        run = scheduler.queue.try_pop_group()
+        assert run is not None
+        info = next(iter(run))  # one pod at a time, so the best totals are computed first
+        assert info.pod.name == raw["metadata"]["name"]
+        totals = _best_totals(scheduler, raw)
+        scheduler.schedule_one(info)
+        assigned = scheduler.cluster.get_pod(info.pod.uid)
+        node = assigned.node_name if assigned is not None else None
+        placed[info.pod.key] = node
+        if not totals:
+            assert node is None
+        else:
+            assert node is not None
+            assert totals[node] == max(totals.values()), (info.pod.key, node, totals)
+    return placed, scheduler
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=one_pod_node_sizes, extra=st.integers(0, 3))
+def test_one_pod_per_node_places_on_a_best_node_ties_included(
+    sizes: list[tuple[int, int]], extra: int
+) -> None:
+    """3-CPU pods that fill a node each, equal nodes allowed: every hint is a best node."""
+    pod = {"cpu": "3", "memory": "1Gi"}
     count = len(sizes) + extra
     off, _ = _run(sizes, pod, count, BatchingMode.OFF)
     on, batched = _run(sizes, pod, count, BatchingMode.ALL)
-    assert on == off
+    assert sorted(v for v in on.values() if v) == sorted(v for v in off.values() if v)
     assert batched.stats.batched == len(sizes) - 1
 
 
@@ -73,8 +104,8 @@ def test_many_pods_per_node_same_count_no_overcommit(
 ) -> None:
     """Many pods per node: same number placed, none over-committed, no hint below the best."""
     off, _ = _run(sizes, {"cpu": cpu, "memory": memory}, count, BatchingMode.OFF)
-    on, scheduler = _run(sizes, {"cpu": cpu, "memory": memory}, count, BatchingMode.ALL, verify=1.0)
-    assert scheduler.stats.divergences == 0
+    on, scheduler = _run(sizes, {"cpu": cpu, "memory": memory}, count, BatchingMode.ALL)
+    assert scheduler.stats.batched > 0
     assert sum(v is not None for v in on.values()) == sum(v is not None for v in off.values())
     for info in scheduler.cluster.snapshot.node_infos:
         node = info.node

@@ -54,14 +54,16 @@ def test_annotated_mode_batches_only_annotated_pods() -> None:
     assert scheduler.stats.full_passes == 4
 
 
-def test_empty_list_flush_then_unschedulable() -> None:
-    """Two nodes, three one-per-node pods: the third finds the list empty and fits nowhere."""
+def test_exhausted_list_is_no_state_then_unschedulable() -> None:
+    """Two nodes, three one-per-node pods: the third finds the list empty, which kube treats
+    as no state (a plain no_hint, no flush), and fits nowhere."""
     scheduler, _, reporter = scheduler_for([make_node("a"), make_node("b")])
     for i in range(3):
         scheduler.enqueue(pod_from_raw(_job(f"p{i}")))
     placed = drain(scheduler)
     batch = scheduler.batches["batch-scheduler"]
-    assert batch.flushes.get("empty_list") == 1
+    assert batch.flushes == {}
+    assert batch.attempts == {"no_hint": 2, "hint_used": 1}
     assert placed["default/p2"] is None
     assert reporter.unschedulable_messages["default/p2"] == (
         "0/2 nodes are available: 2 Insufficient cpu."
@@ -91,8 +93,9 @@ def test_expired_state_is_not_used() -> None:
     assert scheduler.stats.batched == 0
 
 
-def test_failed_cycle_flushes_with_pod_failed() -> None:
-    """A pod whose PreFilter fails (conflicting name terms) in between: the next pod flushes."""
+def test_failed_cycle_flushes_with_pod_skipped() -> None:
+    """A pod whose PreFilter fails (conflicting name terms) in between: the next pod flushes
+    with pod_skipped, as in kube, which records a cycle only when it places a pod."""
     name_affinity = {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -114,7 +117,7 @@ def test_failed_cycle_flushes_with_pod_failed() -> None:
     drain(scheduler)
     scheduler.enqueue(pod_from_raw(_job("b")))
     drain(scheduler)
-    assert scheduler.batches["batch-scheduler"].flushes.get("pod_failed") == 1
+    assert scheduler.batches["batch-scheduler"].flushes == {"pod_skipped": 1}
 
 
 def test_missing_last_node_flushes() -> None:
@@ -131,10 +134,12 @@ def test_missing_last_node_flushes() -> None:
 
 
 @pytest.mark.parametrize("holds_a_pod", [False, True], ids=["empty", "ghost"])
-def test_deleted_next_hint_flushes_instead_of_being_assumed(holds_a_pod: bool) -> None:
-    """The next node of the ranked list was deleted: no hint (an empty deleted node would pass
-    its recheck and then fail the assume, killing the loop); a full pass places the pod."""
-    scheduler, _, _ = scheduler_for([make_node(f"n{i}") for i in range(3)])
+def test_deleted_next_hint_is_not_used(holds_a_pod: bool) -> None:
+    """The next node of the ranked list was deleted: the hint is looked up in the cache, is
+    not there (an empty deleted node would pass a recheck against the state's old NodeInfo and
+    then fail the assume), and a full pass places the pod: kube's hint_not_used, no flush."""
+    # Distinct sizes: no ties, so the top of the list is the next hint.
+    scheduler, _, _ = scheduler_for([make_node(f"n{i}", cpu=str(4 + i)) for i in range(3)])
     scheduler.enqueue(pod_from_raw(_job("a")))
     drain(scheduler)
     state = scheduler.batches["batch-scheduler"].state
@@ -146,19 +151,23 @@ def test_deleted_next_hint_flushes_instead_of_being_assumed(holds_a_pod: bool) -
     scheduler.enqueue(pod_from_raw(_job("b")))
     placed = drain(scheduler)
     assert placed["default/b"] not in (None, next_hint, placed.get("default/a"))
-    assert scheduler.batches["batch-scheduler"].flushes.get("node_missing") == 1
+    batch = scheduler.batches["batch-scheduler"]
+    assert batch.flushes == {}
+    assert batch.attempts == {"no_hint": 1, "hint_not_used": 1}
+    assert scheduler.stats.divergences == 1  # counted as hint_infeasible
     assert scheduler.stats.full_passes == 2
 
 
 def test_hint_that_fails_recheck_falls_back_to_full_pass() -> None:
     """A hinted node filled by someone else meanwhile is rechecked, refused, and not used."""
-    scheduler, _, _ = scheduler_for([make_node(f"n{i}") for i in range(3)])
+    # Distinct sizes: no ties, so the top of the list is the next hint.
+    scheduler, _, _ = scheduler_for([make_node(f"n{i}", cpu=str(4 + i)) for i in range(3)])
     scheduler.enqueue(pod_from_raw(_job("a")))
     drain(scheduler)
     state = scheduler.batches["batch-scheduler"].state
     assert state is not None
     next_hint = state.nodes[state.order[-1]].name
-    scheduler.cluster.add_pod(pod_from_raw(make_pod("intruder", cpu="2", node_name=next_hint)))
+    scheduler.cluster.add_pod(pod_from_raw(make_pod("intruder", cpu="3", node_name=next_hint)))
     scheduler.enqueue(pod_from_raw(_job("b")))
     placed = drain(scheduler)
     assert placed["default/b"] not in (None, next_hint)

@@ -52,12 +52,66 @@ def test_groups_are_consecutive_runs(signatures: str, groups: list[list[str]]) -
     assert _keys(queue) == groups
 
 
+def test_higher_priority_arrival_is_popped_before_the_rest_of_a_run() -> None:
+    """A run pops its next pod only when asked: a higher-priority pod that arrived while the
+    previous one was being scheduled ends the run and goes next (kube pops one pod a cycle)."""
+    clock = FakeClock()
+    queue = SchedulingQueue(clock=clock)
+    for i in range(3):
+        queue.add(_pod(f"p{i}"), b"A")
+        clock.advance(1)
+    run = queue.try_pop_group()
+    assert run is not None
+    pods = iter(run)
+    assert next(pods).pod.name == "p0"
+    assert queue.get(_pod("p1").uid) is not None  # not popped yet: still queued
+    queue.add(_pod("urgent", priority=100), b"A")
+    assert list(pods) == []
+    assert run.taken == 1
+    assert _keys(queue) == [["urgent"], ["p1", "p2"]]
+
+
+def test_equal_priority_arrival_waits_for_the_run() -> None:
+    """A same-priority pod arriving during a run entered later: it stays behind the run."""
+    clock = FakeClock()
+    queue = SchedulingQueue(clock=clock)
+    for i in range(2):
+        queue.add(_pod(f"p{i}"), b"A")
+        clock.advance(1)
+    run = queue.try_pop_group()
+    assert run is not None
+    names = []
+    for info in run:
+        names.append(info.pod.name)
+        if info.pod.name == "p0":
+            queue.add(_pod("late"), b"A")
+    assert names == ["p0", "p1", "late"]
+
+
+def test_attempts_are_counted_when_a_pod_is_popped() -> None:
+    """A pod's attempt starts when it is popped, not when the run it belongs to starts."""
+    clock = FakeClock()
+    queue = SchedulingQueue(clock=clock)
+    queue.add(_pod("p0"), b"A")
+    queue.add(_pod("p1"), b"A")
+    run = queue.try_pop_group()
+    assert run is not None
+    pods = iter(run)
+    next(pods)
+    second = queue.get(_pod("p1").uid)
+    assert second is not None
+    assert (second.attempts, second.initial_attempt) == (0, None)
+    clock.advance(5)
+    assert next(pods) is second
+    assert (second.attempts, second.initial_attempt) == (1, 5.0)
+
+
 def test_group_size_is_bounded() -> None:
     """max_group caps a run."""
     queue = SchedulingQueue(clock=FakeClock(), max_group=2)
     for i in range(5):
         queue.add(_pod(f"p{i}"), b"A")
-    assert [len(g) for g in iter(queue.try_pop_group, [])] == [2, 2, 1]
+    assert [len(list(g)) for g in iter(queue.try_pop_group, None)] == [2, 2, 1]
 
 
 def test_backoff_doubles_to_the_cap_and_expires() -> None:
@@ -71,7 +125,7 @@ def test_backoff_doubles_to_the_cap_and_expires() -> None:
     assert queue.pending()["backoff"] == 1
     clock.advance(0.5)
     queue.flush()
-    assert queue.try_pop_group() == []
+    assert queue.try_pop_group() is None
     clock.advance(0.6)
     queue.flush()
     assert [i.pod.name for i in queue.try_pop_group()] == ["p"]
@@ -123,7 +177,7 @@ def test_update_and_delete_while_queued() -> None:
     newer = pod_from_raw(make_pod("p", labels={"v": "2"}))
     queue.update(newer, None)
     queue.delete(_pod("q").uid)
-    groups = list(iter(queue.try_pop_group, []))
+    groups = list(iter(queue.try_pop_group, None))
     assert [[i.pod.labels.get("v") for i in g] for g in groups] == [["2"]]
     assert len(queue) == 0
 
@@ -136,4 +190,5 @@ async def test_pop_group_waits_for_a_pod() -> None:
     assert not waiter.done()
     queue.add(_pod("p"), None)
     group = await asyncio.wait_for(waiter, timeout=1)
+    assert group.taken == 0
     assert [i.pod.name for i in group] == ["p"]
