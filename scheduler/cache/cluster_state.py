@@ -28,7 +28,7 @@ Pod state machine (kube's ``cache.go``, same names)::
   long that takes, as in kube since kubernetes#106361 (``durationToExpireAssumedPod = 0``):
   expiring it while the event was merely late freed resources the pod holds and let the
   next cycle over-commit the node. A pod deleted while its events were lost (a 410 gap)
-  leaves through the periodic reconcile (``kube.controller.sync``).
+  leaves through the Replace that follows the watch's re-list (``kube.controller.relist``).
 * Initial → Added: an assigned pod we never assumed (bound by another scheduler, or
   seen at start-up).
 * Added → Added: an update (upsert); a pod that turns Succeeded/Failed, or loses its

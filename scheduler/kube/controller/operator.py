@@ -13,9 +13,10 @@ nodes are not ours to write. The handlers are ``async`` although they never awai
 sync handlers in a thread pool, and the cache and queue are single-threaded by design.
 
 :meth:`Controller.run` does the initial LIST first, then runs kopf (clusterwide,
-standalone: peering is not leader election) beside the periodic reconcile, until
-:meth:`Controller.stop`; the ``synced`` gate opens once kopf has delivered its own
-listing (``sync``). kopf installs SIGINT/SIGTERM handlers of its own
+standalone: peering is not leader election) beside the re-list handling (``relist``: a
+Replace after every listing of kopf's, including the one after a 410) and the periodic
+safety net, until :meth:`Controller.stop`; the ``synced`` gate opens once kopf has
+delivered its own listing (``sync``). kopf installs SIGINT/SIGTERM handlers of its own
 when it runs in the main thread; ``ready`` is set once it has, so the composition root can
 put its handlers back (``app.runtime``).
 
@@ -26,6 +27,7 @@ reporter and leader are siblings this package never imports (an import contract)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 import kopf
@@ -33,8 +35,9 @@ import kopf
 from scheduler import logs
 from scheduler.kube.controller.nodes import NodeEvents
 from scheduler.kube.controller.pods import PodEvents
+from scheduler.kube.controller.relist import Relists, WatchRestarts
 from scheduler.kube.controller.settings import ControllerOptions, operator_settings
-from scheduler.kube.controller.sync import CacheSync, Synced
+from scheduler.kube.controller.sync import CacheSync, Kind, Synced
 
 if TYPE_CHECKING:
     from scheduler.cycle.ports import Reporter
@@ -46,7 +49,12 @@ log = logs.get_logger(__name__)
 
 
 def build_registry(
-    client: ApiClient, *, pods: PodEvents, nodes: NodeEvents, sync: CacheSync
+    client: ApiClient,
+    *,
+    pods: PodEvents,
+    nodes: NodeEvents,
+    sync: CacheSync,
+    relists: Relists,
 ) -> kopf.OperatorRegistry:
     """A fresh registry with our login and event handlers (nothing registers at import)."""
     registry = kopf.OperatorRegistry()
@@ -58,16 +66,18 @@ def build_registry(
     @kopf.on.event("v1", "pods", registry=registry)
     async def pod_event(event: kopf.RawEvent, **_: Any) -> None:
         kind = event.get("type")
-        if kind is None:  # listed, not watched
-            sync.watch_listed("pods")
         pods.apply(kind, event["object"])
+        if kind is None:  # listed, not watched: kopf (re-)listed pods
+            sync.watch_listed("pods")
+            relists.listed(Kind.PODS)
 
     @kopf.on.event("v1", "nodes", registry=registry)
     async def node_event(event: kopf.RawEvent, **_: Any) -> None:
         kind = event.get("type")
+        nodes.apply(kind, event["object"])
         if kind is None:
             sync.watch_listed("nodes")
-        nodes.apply(kind, event["object"])
+            relists.listed(Kind.NODES)
 
     return registry
 
@@ -98,8 +108,13 @@ class Controller:
             nodes=self.nodes,
             synced=self.synced,
             interval=self.options.resync_interval,
+            metrics=metrics,
         )
-        self.registry = build_registry(client, pods=self.pods, nodes=self.nodes, sync=self.sync)
+        self.relists = Relists(self.sync.replace)
+        """Runs kube's Replace soon after kopf (re-)listed a kind (``relist``)."""
+        self.registry = build_registry(
+            client, pods=self.pods, nodes=self.nodes, sync=self.sync, relists=self.relists
+        )
         self._stop = asyncio.Event()
 
     def stop(self) -> None:
@@ -118,21 +133,36 @@ class Controller:
             return
         stop.cancel()
         sync.result()
-        async with asyncio.TaskGroup() as tg:
-            reconcile = tg.create_task(self.sync.reconcile_forever(), name="reconcile")
-            loop = asyncio.get_running_loop()
-            listing = tg.create_task(
-                self.sync.wait_for_watch_listing(loop.time), name="watch-listing"
-            )
-            await kopf.operator(
-                registry=self.registry,
-                settings=operator_settings(self.options),
-                memo=kopf.Memo(),
-                clusterwide=True,
-                standalone=True,
-                stop_flag=self._stop,
-                ready_flag=self.ready,
-            )
-            reconcile.cancel()
-            listing.cancel()
+        loop = asyncio.get_running_loop()
+
+        def restarted(kind: Kind) -> None:  # from kopf's logging: hop onto our loop
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                loop.call_soon_threadsafe(self.relists.restarted, kind)
+
+        restarts = WatchRestarts(restarted)
+        restarts.install()
+        try:
+            async with asyncio.TaskGroup() as tg:
+                tasks = [
+                    tg.create_task(self.sync.repair_forever(), name="cache-repair"),
+                    # One per kind, created here: kopf cancels tasks created after its
+                    # start only after waiting 5 s for them (``Relists.serve``).
+                    *(tg.create_task(self.relists.serve(k), name=f"relist-{k}") for k in Kind),
+                    tg.create_task(
+                        self.sync.wait_for_watch_listing(loop.time), name="watch-listing"
+                    ),
+                ]
+                await kopf.operator(
+                    registry=self.registry,
+                    settings=operator_settings(self.options),
+                    memo=kopf.Memo(),
+                    clusterwide=True,
+                    standalone=True,
+                    stop_flag=self._stop,
+                    ready_flag=self.ready,
+                )
+                for task in tasks:
+                    task.cancel()
+        finally:
+            restarts.uninstall()
         log.info("controller_stopped")

@@ -53,8 +53,10 @@ class ControllerOptions:
     """The watch side (kopf) and the cache reconciliation."""
 
     resync_interval: float = 60.0
-    """Seconds between full LISTs that drop cached objects the watch failed to delete (kopf
-    does not synthesize DELETED after a 410 re-list). 0 disables the reconcile."""
+    """Seconds between the safety net's full LISTs, which remove cached objects that both the
+    watch and the re-list handling (``relist``) missed, and count them as repairs
+    (``batch_scheduler_cache_repairs_total``). 0 disables the safety net; the re-list
+    handling runs regardless."""
     watch_server_timeout: int = 300
     """Seconds the API server keeps one watch open (``timeoutSeconds``); kopf then re-watches."""
     watch_client_timeout: float = 330.0

@@ -1,4 +1,5 @@
-"""Cache sync: the initial LIST (kube's ``WaitForCacheSync``) and the periodic reconcile.
+"""Cache sync: the initial LIST (kube's ``WaitForCacheSync``), the Replace after a re-list, and
+the periodic safety net.
 
 **Initial sync.** Before kopf starts, nodes and then pods are LISTed through the API client
 and applied as events, so the cache is full before kopf has delivered anything. kopf then
@@ -11,10 +12,10 @@ loop (which waits on the gate) never decides on a half-filled cache, and does no
 for the CPU with a watch engine still working through thousands of listed objects.
 ``/readyz`` turns 200 at the same moment.
 
-**Reconcile.** After a watch expires with 410 Gone, kopf re-lists but does not emit
-DELETED for objects that vanished in between, so the cache would keep ghost pods holding
-resources and ghost nodes attracting pods. Every ``interval`` seconds a LIST compares uids
-and names with what we hold and removes the missing ones, except
+**Replace.** kube's informers replace their store with every LIST, so a re-list leaves no
+ghosts. kopf re-lists after a 410 Gone without emitting DELETED for what vanished in the
+gap; :meth:`CacheSync.replace` does the Replace for one kind: a LIST of ours, issued after
+kopf's (``relist`` says when), and every cached object it lacks is removed, except
 
 * objects whose resourceVersion is newer than the LIST's (they arrived by watch after the
   LIST's snapshot; resourceVersions are compared as integers, as every real API server
@@ -24,30 +25,36 @@ Pods we assumed are no exception: they exist in the API (pending or bound) until
 so one missing from a LIST newer than its version was deleted during a gap; without this
 it would hold its node's resources for ever (assumptions never expire, as in kube).
 
-The first reconcile runs soon after start: an object deleted between our initial LIST and
-kopf's own never gets a DELETED event either.
+**Safety net.** Every ``interval`` seconds :meth:`CacheSync.repair` LISTs both kinds and
+removes what the watch and the re-list handling both missed. A LIST can run ahead of a
+watch that is merely late (held off, reconnecting), so an object it lacks is removed only
+if it is still cached, unchanged, ``REPAIR_GRACE`` seconds later; each one counts in
+``batch_scheduler_cache_repairs_total{kind}``, which should stay 0.
 
-Neighbours: ``pods``/``nodes`` (where listed objects are applied and removed), ``operator``
-(runs :meth:`CacheSync.initial` before kopf and :meth:`CacheSync.reconcile_forever` beside
-it), ``kube.client`` (the LISTs).
+Neighbours: ``pods``/``nodes`` (where listed objects are applied and removed), ``relist``
+(decides when to :meth:`CacheSync.replace`), ``operator`` (runs :meth:`CacheSync.initial`
+before kopf and :meth:`CacheSync.repair_forever` beside it), ``kube.client`` (the LISTs).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from enum import StrEnum, unique
 from typing import TYPE_CHECKING, Any
 
 from scheduler import logs
 from scheduler.kube import errors
 from scheduler.kube.client import backoff_delay
+from scheduler.model.keys import Uid
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator, Callable, Iterable
 
     from scheduler.kube.client import ApiClient
     from scheduler.kube.controller.nodes import NodeEvents
     from scheduler.kube.controller.pods import PodEvents
+    from scheduler.metrics import Metrics
 
 log = logs.get_logger(__name__)
 
@@ -55,13 +62,44 @@ PODS = "/api/v1/pods"
 NODES = "/api/v1/nodes"
 PAGE = 500
 """Objects per LIST page (``limit``): bounds one response's size on big clusters."""
-FIRST_RECONCILE = 10.0
-"""Seconds after start of the first reconcile (then every ``interval``)."""
+REPAIR_GRACE = 5.0
+"""Seconds the safety net leaves the watch (and the re-list handling) to remove an object
+its LIST lacks before removing it itself, as a repair: longer than a watch takes to resume
+after a drop or a 410 (kopf's 0.1 s backoff, a LIST, our Replace), so a merely late
+watch is not counted as a miss."""
 LISTING_QUIET = 2.0
 """Seconds without a listed object from kopf after which its listing counts as delivered
 (objects deleted between our LIST and kopf's never come; a failing LIST is retried)."""
 LISTING_POLL = 0.05
 """Seconds between checks of kopf's listing progress."""
+
+
+@unique
+class Kind(StrEnum):
+    """The two kinds the cache holds (kopf's plural)."""
+
+    NODES = "nodes"
+    PODS = "pods"
+
+    @property
+    def label(self) -> str:
+        """The ``kind`` label of ``batch_scheduler_cache_repairs_total``: node | pod."""
+        return self.value.removesuffix("s")
+
+
+@unique
+class Cause(StrEnum):
+    """Why a reconciling LIST ran (the ``cause`` field of ``reconcile_removed``)."""
+
+    LISTED = "listed"
+    """kopf delivered listed objects: its initial listing, or a re-list."""
+    WATCH_RESTART = "watch-restart"
+    """kopf's watch got 410 Gone and no listed object followed: an empty re-list."""
+    PERIODIC = "periodic"
+    """The safety net (``--resync-interval``): what it removes is a repair."""
+
+
+_PATHS = {Kind.NODES: (NODES, "name"), Kind.PODS: (PODS, "uid")}
 
 
 class Synced:
@@ -111,7 +149,7 @@ async def list_pages(
 
 
 class CacheSync:
-    """Initial LIST and periodic reconcile for one scheduler's cache."""
+    """Initial LIST, Replace after re-lists and the periodic safety net for one cache."""
 
     def __init__(
         self,
@@ -121,8 +159,10 @@ class CacheSync:
         nodes: NodeEvents,
         synced: Synced,
         interval: float,
+        metrics: Metrics | None = None,
     ) -> None:
         self.client = client
+        self.metrics = metrics
         self.pods = pods
         self.nodes = nodes
         self.synced = synced
@@ -183,54 +223,117 @@ class CacheSync:
         self.synced.open()
         log.info("caches_synced", **self.expected)
 
-    async def reconcile_forever(self) -> None:
-        """Reconcile every ``interval`` seconds until cancelled (``interval`` 0: never)."""
+    async def replace(self, kind: Kind, *, cause: Cause, since: float | None = None) -> int:
+        """kube's Replace for ``kind``: LIST it and remove every cached object the LIST lacks,
+        unless newer than the LIST (see the module docstring); returns how many went.
+
+        Must be called after kopf's own LIST was answered, so that ours is at least as new:
+        what vanished before kopf's LIST gets no DELETED event, what vanished after it does.
+        ``since`` (loop time of the signal that asked for it) only feeds the log line."""
+        listed, version = await self._listed(kind)
+        # From here on await-free: no event can interleave with the comparison. (Events
+        # between the pages only bring objects newer than the LIST, which stay.)
+        gone = self._gone(kind, listed, version)
+        self._remove(kind, gone)
+        if gone:
+            now = asyncio.get_running_loop().time()
+            log.info(
+                "reconcile_removed",
+                cause=cause,
+                version=version,
+                after_s=None if since is None else round(now - since, 3),
+                **_removed(kind, gone),
+            )
+        return len(gone)
+
+    async def repair_forever(self) -> None:
+        """The safety net: :meth:`repair` every ``interval`` seconds (0: never)."""
         if self.interval <= 0:
             return
-        # The first one comes early: an object deleted between our initial LIST and kopf's
-        # own is in the cache but will never get a DELETED event.
-        delay = min(self.interval, FIRST_RECONCILE)
         while True:
-            await asyncio.sleep(delay)
-            delay = self.interval
+            await asyncio.sleep(self.interval)
             try:
-                await self.reconcile()
+                await self.repair()
             except errors.ApiError as exc:
                 log.warning("reconcile_failed", error=str(exc))
 
-    async def reconcile(self) -> tuple[int, int]:
-        """One LIST-and-compare; returns (nodes removed, pods removed)."""
-        listed_nodes, node_version = await self._listed(NODES, "name")
-        listed_pods, pod_version = await self._listed(PODS, "uid")
-        # From here on await-free: no event can interleave with the comparison. (Events
-        # between the pages only bring objects newer than the LIST, which stay.)
-        gone_nodes = [
-            name
-            for name, node in self.nodes.nodes.items()
-            if name not in listed_nodes
-            and not newer_or_unknown(node.resource_version, node_version)
-        ]
-        for name in gone_nodes:
-            self.nodes.delete(name)
-        gone_pods = [
-            uid
-            for uid, version in self.pods.versions.items()
-            if uid not in listed_pods and not newer_or_unknown(version, pod_version)
-        ]
-        for uid in gone_pods:
-            self.pods.delete(uid)
-        if gone_nodes or gone_pods:
-            log.info("reconcile_removed", nodes=gone_nodes, pods=len(gone_pods))
-        return len(gone_nodes), len(gone_pods)
+    async def repair(self, *, grace: float = REPAIR_GRACE) -> dict[Kind, int]:
+        """LIST nodes then pods; remove what they lack and is still cached, unchanged,
+        ``grace`` seconds later (the watch was not merely late); count those as repairs."""
+        suspects = await self.suspects()
+        if any(suspects.values()):
+            await asyncio.sleep(grace)
+        return self.remove_stale(suspects)
 
-    async def _listed(self, path: str, key: str) -> tuple[set[str], str]:
-        """The ``metadata.<key>`` of every object at ``path``, and the LIST's version."""
+    async def suspects(self) -> dict[Kind, dict[str, str]]:
+        """Per kind, key → cached resourceVersion of what a LIST shows deleted (nodes first)."""
+        suspects: dict[Kind, dict[str, str]] = {}
+        for kind in Kind:
+            listed, version = await self._listed(kind)
+            suspects[kind] = self._gone(kind, listed, version)
+        return suspects
+
+    def remove_stale(self, suspects: Mapping[Kind, Mapping[str, str]]) -> dict[Kind, int]:
+        """Remove the ``suspects`` still cached at the same version; they are repairs."""
+        repaired: dict[Kind, int] = {}
+        fields: dict[str, object] = {}
+        for kind, gone in suspects.items():
+            stale = [key for key, held in gone.items() if self._version(kind, key) == held]
+            self._remove(kind, stale)
+            repaired[kind] = len(stale)
+            fields.update(_removed(kind, stale))
+            if stale and self.metrics is not None:
+                self.metrics.cache_repairs.labels(kind=kind.label).inc(len(stale))
+        if any(repaired.values()):
+            # Something both the watch and the re-list handling missed: worth a warning.
+            log.warning("reconcile_removed", cause=Cause.PERIODIC, **fields)
+        return repaired
+
+    def _gone(self, kind: Kind, listed: set[str], version: str) -> dict[str, str]:
+        """key → cached resourceVersion of the objects a LIST at ``version`` shows deleted."""
+        held: dict[str, str]
+        if kind is Kind.NODES:
+            held = {name: node.resource_version for name, node in self.nodes.nodes.items()}
+        else:
+            held = {str(uid): version for uid, version in self.pods.versions.items()}
+        return {
+            key: cached
+            for key, cached in held.items()
+            if key not in listed and not newer_or_unknown(cached, version)
+        }
+
+    def _version(self, kind: Kind, key: str) -> str | None:
+        """The resourceVersion cached for ``key`` (None: not cached)."""
+        if kind is Kind.NODES:
+            node = self.nodes.nodes.get(key)
+            return None if node is None else node.resource_version
+        return self.pods.versions.get(Uid(key))
+
+    def _remove(self, kind: Kind, keys: Iterable[str]) -> None:
+        for key in keys:
+            if kind is Kind.NODES:
+                self.nodes.delete(key)
+            else:
+                self.pods.delete(Uid(key))
+
+    async def _listed(self, kind: Kind) -> tuple[set[str], str]:
+        """The names (nodes) or uids (pods) of every object of ``kind``, and the LIST's
+        version."""
+        path, key = _PATHS[kind]
         keys: set[str] = set()
         version = ""
         async for page, page_version in list_pages(self.client, path):
             keys.update(_meta(raw, key) for raw in page)
             version = page_version
         return keys, version
+
+
+def _removed(kind: Kind, keys: Iterable[str]) -> dict[str, object]:
+    """The ``reconcile_removed`` field for ``kind``: node names (few, worth reading), or
+    the number of pods (uids say nothing to a reader)."""
+    if kind is Kind.NODES:
+        return {"nodes": sorted(keys)}
+    return {"pods": len(list(keys))}
 
 
 def _meta(raw: Mapping[str, object], key: str) -> str:
