@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
+from scheduler.app.input_file import InputFileError, read_documents
 from scheduler.framework.config import (
     DEFAULT_SCHEDULER_NAME,
     ConfigError,
@@ -17,15 +16,18 @@ from scheduler.framework.config import (
 def read_config(
     path: str | Path | None, *, scheduler_name: str = DEFAULT_SCHEDULER_NAME
 ) -> SchedulerConfig:
-    """The configuration in ``path`` (None: all defaults). Raises ConfigError naming the field."""
+    """The configuration in ``path`` (None: all defaults).
+
+    Raises ConfigError whose message is one line naming the file and, where there is one,
+    the field (``config.yaml: profiles[0].plugins.score.enabled[1]: ...``).
+    """
     if path is None:
         return load_config({}, default_scheduler_name=scheduler_name)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(str(path), f"cannot read: {exc.strerror}") from exc
+        (doc,) = read_documents(Path(path), single=True)
+    except InputFileError as exc:
+        raise ConfigError("", exc.message, file=str(path)) from None
     try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(str(path), f"not valid YAML: {exc}") from exc
-    return load_config(doc, default_scheduler_name=scheduler_name)
+        return load_config(doc, default_scheduler_name=scheduler_name)
+    except ConfigError as exc:
+        raise exc.in_file(str(path)) from None

@@ -13,11 +13,13 @@ imports aiohttp. Neighbours: ``runtime`` starts and stops it; ``metrics`` render
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from scheduler import logs
+from scheduler.app.settings import SettingsError
 from scheduler.metrics import CONTENT_TYPE
 
 if TYPE_CHECKING:
@@ -49,7 +51,14 @@ class Endpoints:
         runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:  # the port is taken, or the address is not ours to bind
+            await runner.cleanup()
+            reason = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+            raise SettingsError(
+                "metrics_addr", f"cannot listen on {self.host}:{self.port}: {reason}"
+            ) from None
         self._runner = runner
         for address in runner.addresses:
             if isinstance(address, tuple) and len(address) >= 2:

@@ -13,9 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from scheduler.app.core import build_scheduler
+from scheduler.app.input_file import InputFileError, read_documents
 from scheduler.batching.signature import BatchingMode
 from scheduler.clock import FakeClock
 from scheduler.cycle.ports import BindResult
@@ -25,6 +24,7 @@ from scheduler.model.parse import node_from_raw, pod_from_raw
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
 
     from scheduler.cycle.ports import BindDone, BindRequest
     from scheduler.cycle.schedule_one import Scheduler
@@ -44,13 +44,26 @@ class Snapshot:
     pending: list[Pod] = field(default_factory=list)
 
 
-def read_snapshot(text: str, scheduler_names: set[str]) -> Snapshot:
-    """Parse a multi-document YAML of Nodes and Pods; raise InputError on bad input."""
-    snapshot = Snapshot()
+def read_snapshot_file(path: Path, scheduler_names: set[str]) -> Snapshot:
+    """The snapshot in ``path``; InputError (one line: file, document, object, field)."""
     try:
-        docs = list(yaml.safe_load_all(text))
-    except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML: {exc}") from exc
+        docs = read_documents(path)
+    except InputFileError as exc:
+        raise InputError(str(exc)) from None
+    try:
+        return snapshot_from_documents(docs, scheduler_names)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def snapshot_from_documents(docs: list[object], scheduler_names: set[str]) -> Snapshot:
+    """Nodes and Pods from parsed documents; an object given twice names both documents.
+
+    Two documents with the same Node name or Pod namespace/name are one API object written
+    twice (the API server would refuse the second): placing both would invent capacity.
+    """
+    snapshot = Snapshot()
+    first_seen: dict[str, int] = {}
     for index, doc in enumerate(docs):
         if doc is None:
             continue
@@ -63,9 +76,14 @@ def read_snapshot(text: str, scheduler_names: set[str]) -> Snapshot:
             metadata["uid"] = f"simulate-{index}"
         try:
             if kind == "Node":
-                snapshot.nodes.append(node_from_raw(doc))
+                node = node_from_raw(doc)
+                _once(first_seen, f"Node {node.name}", index)
+                _once(first_seen, f"uid {node.uid}", index)
+                snapshot.nodes.append(node)
             elif kind == "Pod":
                 pod = pod_from_raw(doc)
+                _once(first_seen, f"Pod {pod.key}", index)
+                _once(first_seen, f"uid {pod.uid}", index)
                 if pod.node_name:
                     snapshot.running.append(pod)
                 elif pod.scheduler_name in scheduler_names and not pod.terminal:
@@ -75,6 +93,12 @@ def read_snapshot(text: str, scheduler_names: set[str]) -> Snapshot:
         except ModelError as exc:
             raise InputError(f"document {index}: {exc}") from exc
     return snapshot
+
+
+def _once(first_seen: dict[str, int], what: str, index: int) -> None:
+    earlier = first_seen.setdefault(what, index)
+    if earlier != index:
+        raise InputError(f"documents {earlier} and {index}: both are {what}")
 
 
 class _ImmediateBinder:

@@ -134,8 +134,8 @@ def _simulate(args: argparse.Namespace) -> int:
 
     try:
         config = read_config(args.config, scheduler_name=args.scheduler_name)
-        text = args.cluster.read_text(encoding="utf-8")
-        snapshot = simulate.read_snapshot(text, {p.scheduler_name for p in config.profiles})
+        names = {p.scheduler_name for p in config.profiles}
+        snapshot = simulate.read_snapshot_file(args.cluster, names)
         if args.compare:
             report = simulate.compare(snapshot, config, mode=args.batching, seed=args.seed)
             if args.output == "json":
@@ -148,17 +148,22 @@ def _simulate(args: argparse.Namespace) -> int:
                 print(f"speedup (decision time): {speedup:.2f}x" if speedup else "speedup: n/a")
             return 0
         report = simulate.simulate(snapshot, config, mode=args.batching, seed=args.seed)
-    except (ConfigError, simulate.InputError) as exc:
-        print(f"batch-scheduler: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"batch-scheduler: {args.cluster}: {exc.strerror}", file=sys.stderr)
-        return 2
+    except ConfigError as exc:  # plugin args are validated when the profiles are built
+        return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
+    except simulate.InputError as exc:
+        return _bad_input(exc)
     if args.output == "json":
         print(simulate.to_json(report))
     else:
         print(simulate.render_table(report))
     return 0
+
+
+def _bad_input(error: object) -> int:
+    """Exit code 2 with one line on stderr (a message can never break the line)."""
+    text = " ".join(str(error).split())
+    print(f"batch-scheduler: {text}", file=sys.stderr)
+    return 2
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -172,6 +177,7 @@ def _run(args: argparse.Namespace) -> int:
         SchedulerSettings,
         SettingsError,
     )
+    from scheduler.kube.client import KubeconfigError
     from scheduler.kube.controller.settings import ControllerOptions
     from scheduler.logs.setup import configure_logging
 
@@ -195,19 +201,19 @@ def _run(args: argparse.Namespace) -> int:
             logging=LoggingOptions(format=args.log_format, level=args.log_level),
         )
         settings.validate()
-        configure_logging(fmt=args.log_format, level=args.log_level)
-        config = read_config(args.config, scheduler_name=args.scheduler_name)
-    except (ConfigError, SettingsError) as exc:
-        print(f"batch-scheduler: {exc}", file=sys.stderr)
-        return 2
-    except ValueError as exc:  # configure_logging: unknown level
-        print(f"batch-scheduler: --log-level: {exc}", file=sys.stderr)
-        return 2
+    except SettingsError as exc:
+        return _bad_input(exc)
     try:
+        configure_logging(fmt=args.log_format, level=args.log_level)
+    except ValueError as exc:  # an unknown level
+        return _bad_input(f"--log-level: {exc}")
+    try:
+        config = read_config(args.config, scheduler_name=args.scheduler_name)
         asyncio.run(runtime.run(settings, config))
     except ConfigError as exc:  # plugin args are validated when the profiles are built
-        print(f"batch-scheduler: {exc}", file=sys.stderr)
-        return 2
+        return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
+    except (KubeconfigError, SettingsError) as exc:  # kubeconfig; a metrics port in use
+        return _bad_input(exc)
     except KeyboardInterrupt:  # a second Ctrl+C before our handlers are in place
         return 130
     except Exception:

@@ -8,6 +8,7 @@ builder wraps their ValueError into a ConfigError naming ``pluginConfig[i].args`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -52,13 +53,28 @@ UNSUPPORTED = frozenset(
 """kube plugins we do not implement: disabling them is fine, enabling them is an error."""
 
 
-class ConfigError(ValueError):
-    """A configuration value we cannot run with; ``path`` names the field."""
+MAX_DURATION_SECONDS = (2**63 - 1) // 10**9
+"""The longest Go ``time.Duration`` in whole seconds (about 292 years): kube-scheduler
+cannot even parse a longer duration, nor turn a longer backoff into one."""
+MAX_LEASE_SECONDS = 2**31 - 1
+"""A Lease's ``spec.leaseDurationSeconds`` is an int32."""
+JITTER_FACTOR = 1.2
+"""client-go's leader election: ``renewDeadline`` must exceed ``retryPeriod`` times this."""
 
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
+
+class ConfigError(ValueError):
+    """A configuration value we cannot run with; ``path`` names the field, ``file`` the file."""
+
+    def __init__(self, path: str, message: str, *, file: str | None = None) -> None:
+        where = ": ".join(part for part in (file, path) if part)
+        super().__init__(f"{where}: {message}")
         self.path = path
         self.message = message
+        self.file = file
+
+    def in_file(self, file: str) -> ConfigError:
+        """The same error, naming the file it came from (kept if already named)."""
+        return self if self.file else ConfigError(self.path, self.message, file=file)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,10 +140,18 @@ def load_config(
     if top and top.get("kind") != KIND:
         raise ConfigError("kind", f"must be {KIND!r}, got {top.get('kind')!r}")
     percentage = _int(top.get("percentageOfNodesToScore", 0), "percentageOfNodesToScore", 0, 100)
-    initial = _int(top.get("podInitialBackoffSeconds", 1), "podInitialBackoffSeconds", 1, None)
-    maximum = _int(top.get("podMaxBackoffSeconds", 10), "podMaxBackoffSeconds", 1, None)
+    # kube: initial > 0 and max >= initial; the upper bound is what a Go duration holds.
+    initial = _int(
+        top.get("podInitialBackoffSeconds", 1), "podInitialBackoffSeconds", 1, MAX_DURATION_SECONDS
+    )
+    maximum = _int(
+        top.get("podMaxBackoffSeconds", 10), "podMaxBackoffSeconds", 1, MAX_DURATION_SECONDS
+    )
     if maximum < initial:
-        raise ConfigError("podMaxBackoffSeconds", "must be >= podInitialBackoffSeconds")
+        raise ConfigError(
+            "podMaxBackoffSeconds",
+            f"must be greater than or equal to podInitialBackoffSeconds ({initial}), got {maximum}",
+        )
     raw_profiles = top.get("profiles") or [{}]
     profiles = tuple(
         _profile(p, f"profiles[{i}]", default_scheduler_name)
@@ -209,13 +233,15 @@ def _plugins(raw: object, path: str) -> tuple[PluginSpec, ...]:
         if point in doc:
             for name, _, where in _entries(doc[point], f"{path}.{point}", "enabled"):
                 if name not in BUILT_IN:
-                    raise ConfigError(where, f"plugin {name!r} is not supported at {point}")
+                    raise ConfigError(
+                        f"{where}.name", f"plugin {name!r} is not supported at {point}"
+                    )
     multi = doc.get("multiPoint")
     if multi is not None:
         for name, _, _where in _entries(multi, f"{path}.multiPoint", "disabled"):
             order = [] if name == "*" else [n for n in order if n != name]
         for name, weight, where in _entries(multi, f"{path}.multiPoint", "enabled"):
-            _check_enabled(name, where)
+            _check_enabled(name, f"{where}.name")
             if name in BUILT_IN:
                 continue
             if name not in order:
@@ -230,7 +256,7 @@ def _plugins(raw: object, path: str) -> tuple[PluginSpec, ...]:
             for target in targets:
                 disabled_points.setdefault(target, set()).add(point)
         for name, weight, where in _entries(doc[point], f"{path}.{point}", "enabled"):
-            _check_enabled(name, where)
+            _check_enabled(name, f"{where}.name")
             if name in BUILT_IN:
                 continue
             if name not in order:
@@ -251,9 +277,15 @@ def _check_enabled(name: str, where: str) -> None:
 
 
 def _entries(raw: object, path: str, key: str) -> list[tuple[str, int | None, str]]:
+    """(name, weight, path of the entry) of ``path.key``; a name listed twice is an error.
+
+    kube-scheduler refuses a plugin enabled twice at one point ("already registered") when
+    it builds the framework; we refuse it here, with the field path of the second entry.
+    """
     doc = _mapping(raw or {}, path)
     _known(doc, path, {"enabled", "disabled"})
     out: list[tuple[str, int | None, str]] = []
+    first: dict[str, int] = {}
     for i, entry in enumerate(_list(doc.get(key) or [], f"{path}.{key}")):
         where = f"{path}.{key}[{i}]"
         item = _mapping(entry, where)
@@ -261,10 +293,13 @@ def _entries(raw: object, path: str, key: str) -> list[tuple[str, int | None, st
         name = item.get("name")
         if not isinstance(name, str) or not name:
             raise ConfigError(f"{where}.name", "must be a non-empty string")
+        if key == "enabled" and name in first:
+            raise ConfigError(where, f"duplicate plugin {name!r} (already at {key}[{first[name]}])")
+        first.setdefault(name, i)
         weight = item.get("weight")
         if weight is not None:
             weight = _int(weight, f"{where}.weight", 0, 100)
-        out.append((name, weight, f"{where}.name"))
+        out.append((name, weight, where))
     return out
 
 
@@ -300,8 +335,19 @@ def _leader_election(raw: object, default_name: str) -> LeaderElectionConfig:
             doc.get("resourceNamespace", "kube-system"), f"{path}.resourceNamespace"
         ),
     )
-    if not config.lease_duration > config.renew_deadline > config.retry_period:
-        raise ConfigError(path, "need leaseDuration > renewDeadline > retryPeriod")
+    # componentbase's ValidateLeaderElectionConfiguration, client-go's NewLeaderElector, and
+    # the Lease API (leaseDurationSeconds is an int32, rounded up from the duration).
+    if math.ceil(config.lease_duration) > MAX_LEASE_SECONDS:
+        raise ConfigError(
+            f"{path}.leaseDuration",
+            f"must be at most {MAX_LEASE_SECONDS}s (a Lease's leaseDurationSeconds is an int32)",
+        )
+    if config.lease_duration <= config.renew_deadline:
+        raise ConfigError(f"{path}.leaseDuration", "must be greater than renewDeadline")
+    if config.renew_deadline <= JITTER_FACTOR * config.retry_period:
+        raise ConfigError(
+            f"{path}.renewDeadline", f"must be greater than retryPeriod*{JITTER_FACTOR}"
+        )
     return config
 
 
@@ -330,6 +376,8 @@ def _duration(raw: object, path: str) -> float:
         i += len(unit)
     if number or total <= 0:
         raise ConfigError(path, f"must be a positive duration such as '15s', got {raw!r}")
+    if total > MAX_DURATION_SECONDS:
+        raise ConfigError(path, f"must be at most {MAX_DURATION_SECONDS}s, got {raw!r}")
     return total
 
 

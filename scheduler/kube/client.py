@@ -28,6 +28,7 @@ import json
 import os
 import random
 import ssl
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 
     import kopf
 
-__all__ = ["ApiClient", "Credentials", "backoff_delay", "create_client"]
+__all__ = ["ApiClient", "Credentials", "KubeconfigError", "backoff_delay", "create_client"]
 
 log = logs.get_logger(__name__)
 
@@ -299,6 +300,19 @@ def _decode(raw: bytes) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"items": value}
 
 
+class KubeconfigError(ValueError):
+    """A kubeconfig we cannot use: one line naming the file and, where known, the field.
+
+    Never carries a credential: only names and what is wrong with them.
+    """
+
+    def __init__(self, file: str, field: str, message: str) -> None:
+        super().__init__(f"{file}: {field}: {message}" if field else f"{file}: {message}")
+        self.file = file
+        self.field = field
+        self.message = message
+
+
 def load_configuration(
     kubeconfig: str | None, *, context: str | None = None
 ) -> tuple[k8s_client.Configuration, str | None]:
@@ -313,22 +327,57 @@ def load_configuration(
         k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
         return configuration, _incluster_namespace()
     path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None
-    k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-        config_file=path,
-        context=context,
-        client_configuration=configuration,
-        persist_config=False,
-    )
-    namespace: str | None = None
+    shown = path or "~/.kube/config"
     try:
-        contexts, active = k8s_config.list_kube_config_contexts(config_file=path)  # type: ignore[no-untyped-call]
-        chosen = (
-            next((c for c in contexts if c.get("name") == context), active) if context else active
+        k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=path,
+            context=context,
+            client_configuration=configuration,
+            persist_config=False,
         )
-        namespace = ((chosen or {}).get("context") or {}).get("namespace")
-    except (k8s_config.ConfigException, OSError):  # pragma: no cover - loader succeeded above
-        namespace = None
-    return configuration, namespace
+        contexts, active = k8s_config.list_kube_config_contexts(config_file=path)  # type: ignore[no-untyped-call]
+    except Exception as exc:  # the loader raises whatever its YAML and dict walks raise
+        raise KubeconfigError(shown, "", _loader_message(exc)) from None
+    chosen = next((c for c in contexts if c.get("name") == context), active) if context else active
+    ctx = (chosen or {}).get("context") or {}
+    _check_configuration(configuration, shown, cluster=ctx.get("cluster"), user=ctx.get("user"))
+    return configuration, ctx.get("namespace")
+
+
+def _loader_message(exc: Exception) -> str:
+    if isinstance(exc, OSError):
+        return f"cannot read: {exc.strerror or exc}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return f"cannot load: {text}"
+
+
+def _check_configuration(
+    configuration: k8s_client.Configuration, file: str, *, cluster: object, user: object
+) -> None:
+    """Refuse, before any request, what would fail on every request (or leak a secret).
+
+    A token goes into an HTTP header: a newline or other control character in it would
+    split the header (aiohttp refuses it with a traceback on the first request). A server
+    URL with ``user:password@`` would put a password into every log line that names the
+    server, and with a token aiohttp refuses to send both.
+    """
+    token = configuration.get_api_key_with_prefix("BearerToken", alias="authorization") or ""
+    bad = next((ch for ch in str(token) if ord(ch) < 0x20 or ord(ch) == 0x7F), None)
+    if bad is not None:
+        what = "a line break" if bad in "\r\n" else f"the control character U+{ord(bad):04X}"
+        raise KubeconfigError(
+            file,
+            f"users[name={user}].user.token",
+            f"contains {what}; a token is sent in an HTTP header and must be one line",
+        )
+    if urllib.parse.urlsplit(str(configuration.host)).username is not None:
+        raise KubeconfigError(
+            file,
+            f"clusters[name={cluster}].cluster.server",
+            "must not contain credentials (user:password@); put them under users[].user",
+        )
 
 
 def _incluster_namespace() -> str | None:

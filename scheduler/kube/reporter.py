@@ -1,10 +1,8 @@
 """Reporter: the Events and pod conditions users see, written off the hot path.
 
 Implements ``cycle.ports.Reporter``. The three methods are synchronous and only enqueue;
-``run()`` drains the queue with one writer task by default (as kube's event broadcaster
-sink writes one event at a time), so a slow or failing API server never stalls a
-scheduling cycle, and under a burst the binds, which hold up pods, get the larger share of
-the process's time (measured: about 10 % more binds/s than four writers, bench.e2e).
+``run()`` drains the queue with ``workers`` writer tasks, so a slow or failing API server
+never stalls a scheduling cycle.
 
 What is written, as kube-scheduler writes it:
 
@@ -15,15 +13,36 @@ What is written, as kube-scheduler writes it:
 - ``failed``: the same with condition reason ``SchedulerError`` (an error, not a fit
   problem), as kube's ``handleSchedulingFailure`` does.
 
-Backpressure: the queue is bounded; when full, the oldest Event is dropped (conditions
-matter more: they drive autoscalers and ``kubectl get``), and every drop is counted
-(``batch_scheduler_events_dropped_total``).
+Times are those of the report (the attempt), not of the write. ``lastTransitionTime``
+follows kube's ``podutil.UpdatePodCondition``: it is set when the status changes and kept
+while it stays False. The Pod record does not carry its conditions, so the reporter keeps
+the time of each False condition it wrote (per UID, bounded) and sends it again on every
+re-report; a pod reported as scheduled is forgotten. After a restart or a fail-over the
+first re-report of a still-pending pod starts a new transition time (the only difference
+from kube, whose informer holds the old condition).
+
+Write faults: a write is one request; on 429, 5xx or a lost connection the item is put
+back after a backoff (``Retry-After`` honoured; ``retry_base`` doubling to ``retry_cap``,
+jittered) and the worker moves on to the next item, so one slow retry does not hold up the
+others. After ``max_attempts`` the item is given up (``failed_writes``), and its
+de-duplication entry is forgotten so that the next scheduling attempt reports afresh. A
+retry superseded by a newer report about the same pod writes no condition (the newer one
+does). Order under a backlog: conditions first, then Warning Events (FailedScheduling),
+then Normal ones (Scheduled); an item's Event joins its lane once its condition is written,
+and a retry goes to the front of its lane (it is the oldest report there).
+
+Backpressure: the queue is bounded; when full, the oldest Event is dropped, a Normal one
+first (conditions matter more: they drive autoscalers and ``kubectl get``), and every drop
+is counted (``batch_scheduler_events_dropped_total``).
+``batch_scheduler_report_delay_seconds{kind,reason}`` measures report-to-write time.
 De-duplication: the same (pod UID, reason, message) is written at most once per
 ``dedup_seconds``; repeats in that window are counted and the next write after the window
-carries the count, roughly what kube's event broadcaster aggregation achieves.
+carries the count, roughly what kube's event broadcaster aggregation achieves. A first
+report is never delayed by it.
 
-Failures never propagate: 404 (pod or namespace gone) is ignored quietly, other errors are
-logged (at most one warning per status per window) and the item is dropped.
+404 (pod or namespace gone) is ignored quietly; other errors, and retriable ones after
+``max_attempts``, are logged (at most one warning per status per window) and the item is
+dropped.
 
 Neighbours: ``client``/``errors`` for I/O; independent of ``binder``, ``leader``,
 ``controller``. Timing goes through ``scheduler.clock`` for testability.
@@ -34,8 +53,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import datetime
+import itertools
+import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import cachetools
@@ -45,6 +66,8 @@ from scheduler import logs
 from scheduler.kube import client, errors
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scheduler.kube.client import ApiClient
     from scheduler.metrics import Metrics
     from scheduler.model.pod import Pod
@@ -58,7 +81,7 @@ FAILED_SCHEDULING = "FailedScheduling"
 UNSCHEDULABLE = "Unschedulable"
 SCHEDULER_ERROR = "SchedulerError"
 RECENT_LIMIT = 100_000
-"""Reports remembered for de-duplication at most (the oldest go first)."""
+"""Reports (and condition times, and pods) remembered at most (the oldest go first)."""
 
 
 @dataclass(slots=True)
@@ -70,8 +93,18 @@ class _Item:
     message: str
     count: int
     condition_reason: str | None
-    """Set when the pod's PodScheduled condition is to become False with this reason."""
+    """Set while the pod's PodScheduled condition is to become False with this reason."""
     action: str
+    offered: float
+    """Monotonic time of the report (for the delay metric and retry deadlines)."""
+    wall: float
+    """Wall-clock time of the report: the Event's timestamps, a new transition time."""
+    seq: int
+    """Report number; a newer report about the same pod supersedes this one's condition."""
+    attempts: int = 0
+    """Failed write attempts so far (retriable errors)."""
+    event: dict[str, Any] | None = field(default=None)
+    """The Event body, built once so that a retried POST keeps its name."""
 
 
 class Reporter:
@@ -84,10 +117,13 @@ class Reporter:
         identity: str,
         component: str = "batch-scheduler",
         max_queue: int = 10_000,
-        workers: int = 1,
+        workers: int = 2,
         dedup_seconds: float = 60.0,
-        retries: int = 2,
+        max_attempts: int = 10,
+        retry_base: float = 0.2,
+        retry_cap: float = 10.0,
         clock: clocks.Clock | None = None,
+        wall_clock: Callable[[], float] = time.time,
         metrics: Metrics | None = None,
     ) -> None:
         self._api = api
@@ -97,15 +133,30 @@ class Reporter:
         self.max_queue = max_queue
         self.workers = max(1, workers)
         self.dedup_seconds = dedup_seconds
-        self.retries = retries
+        self.max_attempts = max(1, max_attempts)
+        self.retry_base = retry_base
+        self.retry_cap = retry_cap
         self._clock = clock or clocks.MonotonicClock()
-        self._queue: collections.deque[_Item] = collections.deque()
+        self._wall = wall_clock
+        """Epoch seconds for the timestamps written (injectable: they have 1 s resolution)."""
+        self._rng = random.Random()
+        self._lanes: tuple[collections.deque[_Item], ...] = tuple(
+            collections.deque() for _ in range(3)
+        )
+        """Served in order: pods whose condition is still to be written, then Warning Events
+        (FailedScheduling), then Normal ones (Scheduled)."""
         # (uid, reason, message) -> [time written, repeats suppressed since]. Kept for two
         # windows, so that a repeat just after the window can still carry the count of the
         # repeats swallowed in it; bounded, so a burst of distinct pods cannot grow it.
         self._recent: cachetools.TTLCache[tuple[str, str, str], list[float]] = cachetools.TTLCache(
             maxsize=RECENT_LIMIT, ttl=2 * dedup_seconds, timer=self._clock.now
         )
+        self._since: cachetools.LRUCache[str, str] = cachetools.LRUCache(maxsize=RECENT_LIMIT)
+        """UID -> lastTransitionTime of the PodScheduled=False we wrote."""
+        self._latest: cachetools.LRUCache[str, int] = cachetools.LRUCache(maxsize=RECENT_LIMIT)
+        """UID -> number of the newest report about the pod."""
+        self._seq = itertools.count(1)
+        self._retrying: set[asyncio.TimerHandle] = set()
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -120,13 +171,16 @@ class Reporter:
         """Reports suppressed as repeats within the window."""
         self.dropped = 0
         """Items dropped because the queue was full."""
+        self.retried = 0
+        """Writes put back for a later attempt after a 429, 5xx or lost connection."""
         self.failed_writes = 0
-        """Writes that failed for a reason other than 404."""
+        """Writes given up: a non-retriable error, or ``max_attempts`` retriable ones."""
 
     # -- the port (synchronous, never blocks) ----------------------------------------------
 
     def scheduled(self, pod: Pod, node: str) -> None:
         """Queue a Normal ``Scheduled`` Event."""
+        self._since.pop(str(pod.uid), None)  # PodScheduled is True now: the next False is new
         message = f"Successfully assigned {pod.namespace}/{pod.name} to {node}"
         self._offer(pod, "Normal", SCHEDULED, message, None, "Binding")
 
@@ -140,8 +194,8 @@ class Reporter:
 
     @property
     def pending(self) -> int:
-        """Items queued and not yet taken by a worker."""
-        return len(self._queue)
+        """Items queued and not yet taken by a worker (waiting retries not included)."""
+        return sum(len(lane) for lane in self._lanes)
 
     def _offer(
         self,
@@ -164,17 +218,41 @@ class Reporter:
                 return
             count += int(suppressed)  # the repeats swallowed in the last window
         self._recent[key] = [now, 0.0]
-        if len(self._queue) >= self.max_queue:
+        seq = next(self._seq)
+        self._latest[str(pod.uid)] = seq
+        item = _Item(
+            pod,
+            type_,
+            reason,
+            message,
+            count,
+            condition_reason,
+            action,
+            offered=time.monotonic(),
+            wall=self._wall(),
+            seq=seq,
+        )
+        self._push(item)
+
+    def _push(self, item: _Item, *, first: bool = False) -> None:
+        if self.pending >= self.max_queue:
             self._drop_one()
-        self._queue.append(_Item(pod, type_, reason, message, count, condition_reason, action))
+        if item.condition_reason is not None:
+            lane = self._lanes[0]
+        else:
+            lane = self._lanes[1 if item.type == "Warning" else 2]
+        if first:
+            lane.appendleft(item)
+        else:
+            lane.append(item)
         self._idle.clear()
         self._wakeup.set()
 
     def _drop_one(self) -> None:
-        victim = next((i for i in self._queue if i.condition_reason is None), None)
-        if victim is None:
-            victim = self._queue[0]
-        self._queue.remove(victim)
+        lane = next(lane for lane in reversed(self._lanes) if lane)
+        victim = lane.popleft()
+        if victim.condition_reason is not None:  # unwritten: let the next attempt report it
+            self._recent.pop((str(victim.pod.uid), victim.reason, victim.message), None)
         self.dropped += 1
         if self.metrics is not None:
             self.metrics.events_dropped.inc()
@@ -185,26 +263,39 @@ class Reporter:
 
     async def run(self) -> None:
         """Write queued items with ``workers`` concurrent tasks until cancelled."""
-        async with asyncio.TaskGroup() as tg:
-            for i in range(self.workers):
-                tg.create_task(self._worker(), name=f"reporter-{i}")
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for i in range(self.workers):
+                    tg.create_task(self._worker(), name=f"reporter-{i}")
+        finally:
+            for handle in self._retrying:
+                handle.cancel()
+            self._retrying.clear()
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109 - the port's API
-        """Wait up to ``timeout`` s until everything queued is written; True if it was."""
+        """Wait up to ``timeout`` s until everything queued (or waiting for a retry) is written
+        or given up; True if it was."""
         try:
             await asyncio.wait_for(self._idle.wait(), timeout)
         except TimeoutError:
-            log.warning("report_drain_timeout", pending=len(self._queue), busy=self._busy)
+            log.warning(
+                "report_drain_timeout",
+                pending=self.pending,
+                busy=self._busy,
+                retrying=len(self._retrying),
+            )
             return False
         return True
 
     async def _worker(self) -> None:
         while True:
-            if not self._queue:
+            lane = next((lane for lane in self._lanes if lane), None)
+            if lane is None:
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
-            item = self._queue.popleft()
+            # Conditions first: under a burst they are what autoscalers and users read.
+            item = lane.popleft()
             self._busy += 1
             try:
                 await self._write(item)
@@ -212,83 +303,123 @@ class Reporter:
                 log.exception("report_crashed", pod=item.pod.key, reason=item.reason)
             finally:
                 self._busy -= 1
-                if not self._queue and self._busy == 0:
-                    self._idle.set()
+                self._maybe_idle()
+
+    def _maybe_idle(self) -> None:
+        if not self.pending and self._busy == 0 and not self._retrying:
+            self._idle.set()
 
     async def _write(self, item: _Item) -> None:
         pod = item.pod
         if item.condition_reason is not None:
-            path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
-            patch = {"status": {"conditions": [self._condition(item)]}}
-            if not await self._call(
-                "PATCH", path, patch, pod, item, content_type=client.STRATEGIC_MERGE_PATCH
-            ):
-                return  # pod gone: no point in an Event about it
-            self.patched += 1
+            if self._latest.get(str(pod.uid), item.seq) != item.seq:
+                item.condition_reason = None  # a newer report writes the condition
+            else:
+                path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
+                since = self._since.get(str(pod.uid)) or _rfc3339(item.wall)
+                patch = {"status": {"conditions": [self._condition(item, since)]}}
+                done = await self._call(
+                    "PATCH", path, patch, item, content_type=client.STRATEGIC_MERGE_PATCH
+                )
+                if not done:
+                    return  # retried later, given up, or the pod is gone (no Event then)
+                self._since[str(pod.uid)] = since
+                item.condition_reason = None
+                self.patched += 1
+                self._observe("condition", item)
+                self._push(item)  # its Event, behind the other pods' conditions
+                return
+        if item.event is None:
+            item.event = self._event(item)
         path = f"/api/v1/namespaces/{pod.namespace}/events"
-        if await self._call("POST", path, self._event(item), pod, item):
+        if await self._call("POST", path, item.event, item):
             self.posted += 1
+            self._observe("event", item)
+
+    def _observe(self, kind: str, item: _Item) -> None:
+        if self.metrics is not None:
+            delay = time.monotonic() - item.offered
+            self.metrics.report_delay.labels(kind=kind, reason=item.reason).observe(delay)
 
     async def _call(
         self,
         method: str,
         path: str,
         body: dict[str, Any],
-        pod: Pod,
         item: _Item,
         *,
         content_type: str | None = None,
     ) -> bool:
-        """One write with our own retries (the client never retries POST); True if done."""
-        attempt = 0
-        while True:
-            try:
-                await self._api.request(
-                    method, path, body=body, content_type=content_type, retries=0, decode=False
-                )
-                return True
-            except errors.NotFound:
-                return False
-            except errors.Conflict as e:
-                if method == "POST" and e.reason == "AlreadyExists":
-                    return True  # our own earlier attempt landed; names are unique per item
-                self._warn(e, pod, item)
-                return False
-            except (errors.TooManyRequests, errors.ServerError, errors.TransportError) as e:
-                if attempt >= self.retries:
-                    self._warn(e, pod, item)
-                    return False
-                await asyncio.sleep(client.backoff_delay(attempt, retry_after=e.retry_after))
-                attempt += 1
-            except errors.ApiError as e:
-                self._warn(e, pod, item)
-                return False
+        """One request; True if done. A retriable failure puts ``item`` back for later."""
+        try:
+            await self._api.request(
+                method, path, body=body, content_type=content_type, retries=0, decode=False
+            )
+            return True
+        except errors.NotFound:
+            return False
+        except errors.Conflict as e:
+            if method == "POST" and e.reason == "AlreadyExists":
+                return True  # our own earlier attempt landed; the name is the item's
+            self._give_up(e, item)
+            return False
+        except (errors.TooManyRequests, errors.ServerError, errors.TransportError) as e:
+            item.attempts += 1
+            if item.attempts >= self.max_attempts:
+                self._give_up(e, item)
+            else:
+                self._retry_later(item, e.retry_after)
+            return False
+        except errors.ApiError as e:
+            self._give_up(e, item)
+            return False
 
-    def _warn(self, error: errors.ApiError, pod: Pod, item: _Item) -> None:
+    def _retry_later(self, item: _Item, retry_after: float | None) -> None:
+        """Put ``item`` back after a backoff; the worker is free meanwhile."""
+        delay = client.backoff_delay(
+            item.attempts - 1,
+            base=self.retry_base,
+            cap=self.retry_cap,
+            retry_after=retry_after,
+            retry_after_cap=self.retry_cap,
+            rng=self._rng,
+        )
+        self.retried += 1
+
+        def due() -> None:
+            self._retrying.discard(handle)
+            self._push(item, first=True)  # the oldest report of its lane
+
+        handle = asyncio.get_running_loop().call_later(delay, due)
+        self._retrying.add(handle)
+
+    def _give_up(self, error: errors.ApiError, item: _Item) -> None:
         self.failed_writes += 1
+        # Not written: the next scheduling attempt must report again, not be de-duplicated.
+        self._recent.pop((str(item.pod.uid), item.reason, item.message), None)
         now = self._clock.now()
         last = self._warned.get(error.status)
+        fields = {"pod": item.pod.key, "reason": item.reason, "error": str(error)}
         if last is not None and now - last < self.dedup_seconds:
-            log.debug("report_failed", pod=pod.key, reason=item.reason, error=str(error))
+            log.debug("report_failed", attempts=item.attempts, **fields)
             return
         self._warned[error.status] = now
-        log.warning("report_failed", pod=pod.key, reason=item.reason, error=str(error))
+        log.warning("report_failed", attempts=item.attempts, **fields)
 
     # -- payloads ---------------------------------------------------------------------------
 
-    def _condition(self, item: _Item) -> dict[str, Any]:
+    def _condition(self, item: _Item, since: str) -> dict[str, Any]:
         return {
             "type": "PodScheduled",
             "status": "False",
             "reason": item.condition_reason,
             "message": item.message,
-            "lastTransitionTime": _rfc3339(time.time()),
+            "lastTransitionTime": since,
             "lastProbeTime": None,
         }
 
     def _event(self, item: _Item) -> dict[str, Any]:
         pod = item.pod
-        now = time.time()
         return {
             "apiVersion": "v1",
             "kind": "Event",
@@ -308,9 +439,9 @@ class Reporter:
             "source": {"component": self.component},
             "reportingComponent": self.component,
             "reportingInstance": self.identity,
-            "firstTimestamp": _rfc3339(now),
-            "lastTimestamp": _rfc3339(now),
-            "eventTime": _rfc3339(now, micro=True),
+            "firstTimestamp": _rfc3339(item.wall),
+            "lastTimestamp": _rfc3339(item.wall),
+            "eventTime": _rfc3339(item.wall, micro=True),
         }
 
     def _event_name(self, pod_name: str) -> str:

@@ -113,41 +113,42 @@ class Metrics:
         )
 
         # --- kube-scheduler: KEP-5598 opportunistic batching --------------------
+        # kube's component-base prefixes HELP with the stability level: these are ALPHA.
         self.batch_attempts = Counter(
             "scheduler_batch_attempts_total",
-            "Counts of results when we attempt to use batching.",
+            "[ALPHA] Counts of results when we attempt to use batching.",
             ["profile", "result"],
             registry=r,
         )
         self.batch_cache_flushed = Counter(
             "scheduler_batch_cache_flushed_total",
-            "Counts of cache flushes by reason.",
+            "[ALPHA] Counts of cache flushes by reason.",
             ["profile", "reason"],
             registry=r,
         )
         self.get_node_hint_duration = Histogram(
             "scheduler_get_node_hint_duration_seconds",
-            "Latency for getting a node hint.",
+            "[ALPHA] Latency for getting a node hint.",
             ["hinted", "profile"],
             buckets=exponential_buckets(0.00001, 2, 12),
             registry=r,
         )
         self.store_schedule_results_duration = Histogram(
             "scheduler_store_schedule_results_duration_seconds",
-            "Latency for storing scheduling results.",
+            "[ALPHA] Latency for storing scheduling results.",
             ["profile"],
             buckets=exponential_buckets(0.00001, 2, 12),
             registry=r,
         )
         self.batch_rescore_attempts = Counter(
             "scheduler_batch_rescore_attempts_total",
-            "Counts of rescore attempts during opportunistic batching.",
+            "[ALPHA] Counts of rescore attempts during opportunistic batching.",
             ["profile"],
             registry=r,
         )
         self.batch_rescore_duration = Histogram(
             "scheduler_batch_rescore_duration_seconds",
-            "Latency for rescoring a node during opportunistic batching.",
+            "[ALPHA] Latency for rescoring a node during opportunistic batching.",
             ["profile"],
             buckets=exponential_buckets(0.00001, 2, 12),
             registry=r,
@@ -215,7 +216,7 @@ class Metrics:
         )
         self.group_size = Histogram(
             "batch_scheduler_group_size",
-            "Pods taken from the queue together as one same-signature group.",
+            "Pods scheduled as one same-signature run (popped one at a time from the queue).",
             buckets=exponential_buckets(1, 2, 9),  # 1, 2, 4, ..., 256
             registry=r,
         )
@@ -224,9 +225,25 @@ class Metrics:
             "Events (or, failing those, condition patches) dropped: the reporter's queue was full.",
             registry=r,
         )
+        self.report_delay = Histogram(
+            "batch_scheduler_report_delay_seconds",
+            "Seconds from a scheduling attempt's report to its write in the API (kind "
+            "condition|event; reason Scheduled|FailedScheduling), queueing and retries after "
+            "write faults included.",
+            ["kind", "reason"],
+            buckets=exponential_buckets(0.01, 2, 15),  # 10 ms .. about 164 s
+            registry=r,
+        )
         self.bad_objects = Counter(
             "batch_scheduler_bad_objects_total",
             "Objects rejected as malformed (and skipped), by kind.",
+            ["kind"],
+            registry=r,
+        )
+        self.cache_repairs = Counter(
+            "batch_scheduler_cache_repairs_total",
+            "Cached objects (kind node|pod) the periodic safety-net LIST removed: deleted in "
+            "the API, yet missed by both the watch and the re-list handling. Should stay 0.",
             ["kind"],
             registry=r,
         )

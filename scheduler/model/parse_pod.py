@@ -12,6 +12,8 @@ Neighbours: ``parse_common`` (readers, image names), ``parse_requests``,
 
 from __future__ import annotations
 
+import datetime
+import re
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 
@@ -216,6 +218,40 @@ def _spread_constraint(
     )
 
 
+# -- gates, timestamps ------------------------------------------------------------------------
+
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def _timestamp(r: Reader, value: object, field: str) -> str:
+    """An RFC 3339 time as metav1.Time reads it (``2006-01-02T15:04:05Z07:00``), or empty."""
+    text = r.string(value, field)
+    if not text:
+        return text
+    if _RFC3339.fullmatch(text) is None:
+        raise r.error(field, f"must be an RFC 3339 time such as 2006-01-02T15:04:05Z, got {text!r}")
+    try:
+        # Python's parser takes at most 6 fractional digits: the calendar check needs none.
+        datetime.datetime.fromisoformat(text[:19])
+    except ValueError as exc:
+        raise r.error(field, f"not a valid time {text!r}: {exc}") from None
+    return text
+
+
+def _check_scheduling_gates(r: Reader, value: object) -> None:
+    """``spec.schedulingGates`` must be a list of ``{name}``: anything else is an error.
+
+    The controller holds back a pod whose list is non-empty; a gate given as a string or
+    a map would otherwise hold it back silently, or be ignored.
+    """
+    names: set[str] = set()
+    for path, gate in r.objects(value, "spec.schedulingGates"):
+        name = r.required_string(gate.get("name"), f"{path}.name")
+        if name in names:
+            raise r.error(f"{path}.name", f"duplicate gate {name!r}")
+        names.add(name)
+
+
 # -- the pod -----------------------------------------------------------------------------------
 
 
@@ -231,6 +267,7 @@ def pod_from_raw(raw: Mapping[str, object]) -> Pod:
     r = Reader(f"Pod {namespace}/{name}")
     spec = r.mapping(raw.get("spec"), "spec")
     status = r.mapping(raw.get("status"), "status")
+    _check_scheduling_gates(r, spec.get("schedulingGates"))
     labels = r.string_map(meta.get("labels"), "metadata.labels")
 
     raw_containers = r.objects(spec.get("containers"), "spec.containers")
@@ -295,7 +332,9 @@ def pod_from_raw(raw: Mapping[str, object]) -> Pod:
         phase=r.string(status.get("phase"), "status.phase"),
         priority=r.integer(spec.get("priority"), "spec.priority"),
         deleting=meta.get("deletionTimestamp") is not None,
-        creation_timestamp=r.string(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+        creation_timestamp=_timestamp(
+            r, meta.get("creationTimestamp"), "metadata.creationTimestamp"
+        ),
         requests=resources_from_list(requests, count_pods=False),
         non_zero_milli_cpu=milli_value(non_zero.get(CPU, Fraction(0))),
         non_zero_memory=int_value(non_zero.get(MEMORY, Fraction(0))),

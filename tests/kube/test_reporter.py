@@ -26,10 +26,34 @@ def clock() -> FakeClock:
     return FakeClock(100.0)
 
 
+class Wall:
+    """An injectable wall clock (written timestamps have 1 s resolution)."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 @pytest.fixture
-async def reporter(api: ApiClient, clock: FakeClock) -> AsyncIterator[Reporter]:
-    """A running Reporter (identity ``sched-1``), stopped after the test."""
-    rep = Reporter(api, identity="sched-1", clock=clock, dedup_seconds=60.0)
+def wall() -> Wall:
+    return Wall(1_700_000_000.0)
+
+
+@pytest.fixture
+async def reporter(api: ApiClient, clock: FakeClock, wall: Wall) -> AsyncIterator[Reporter]:
+    """A running Reporter (identity ``sched-1``, fast retries), stopped after the test."""
+    rep = Reporter(
+        api,
+        identity="sched-1",
+        clock=clock,
+        wall_clock=wall,
+        dedup_seconds=60.0,
+        max_attempts=5,
+        retry_base=0.01,
+        retry_cap=0.05,
+    )
     task = asyncio.create_task(rep.run())
     yield rep
     task.cancel()
@@ -145,18 +169,147 @@ async def test_pod_gone_is_quiet(api: ApiClient, reporter: Reporter) -> None:
 async def test_errors_are_retried_and_never_raised(
     api: ApiClient, reporter: Reporter, sim: SimServer
 ) -> None:
-    """One 500 on the Event POST is retried; persistent 500s count a failure, nothing raises."""
+    """One 500 on the Event POST is retried; persistent 503s are given up after
+    ``max_attempts`` (a counted failure), and nothing raises."""
     first, second = await create_pod(api, "r6"), await create_pod(api, "r7")
     fault = FailFirst(sim, "create", 1, 500)
     reporter.scheduled(first, "node-0")
     assert await reporter.drain(5.0)
     assert fault.injected == 1
     assert len(await _events(api, "r6")) == 1
+    assert reporter.retried == 1
     FailFirst(sim, "create", 100, 503)
     reporter.scheduled(second, "node-0")
     assert await reporter.drain(10.0)
     assert reporter.failed_writes == 1
+    assert reporter.retried == 1 + reporter.max_attempts - 1
     assert await _events(api, "r7") == []
+
+
+@pytest.mark.parametrize("code", [500, 503, 429])
+async def test_condition_write_faults_are_retried_without_a_new_attempt(
+    api: ApiClient, reporter: Reporter, sim: SimServer, code: int
+) -> None:
+    """Three failed status PATCHes in a row (more than one inline retry used to absorb) still
+    end in the condition and the Event, with no further scheduling attempt."""
+    pod = await create_pod(api, f"rf{code}")
+    fault = FailFirst(sim, "patch", 3, code)
+    reporter.unschedulable(pod, "0/3 nodes are available: 3 Insufficient cpu.")
+    assert await reporter.drain(5.0)
+    assert fault.injected == 3
+    cond = await _condition(api, f"rf{code}")
+    assert cond is not None
+    assert cond["status"] == "False"
+    assert len(await _events(api, f"rf{code}")) == 1
+    assert reporter.failed_writes == 0
+
+
+async def test_given_up_report_is_not_deduplicated(
+    api: ApiClient, reporter: Reporter, sim: SimServer
+) -> None:
+    """A report whose writes were given up is written on the next attempt, even inside the
+    de-duplication window (the window only swallows repeats of what was written)."""
+    pod = await create_pod(api, "rg")
+    fault = FailFirst(sim, "patch", 100, 503)
+    reporter.unschedulable(pod, "no fit")
+    assert await reporter.drain(5.0)
+    assert reporter.failed_writes == 1
+    assert await _condition(api, "rg") is None
+    fault.left = 0
+    reporter.unschedulable(pod, "no fit")
+    assert await reporter.drain(5.0)
+    assert reporter.deduplicated == 0
+    cond = await _condition(api, "rg")
+    assert cond is not None
+    assert cond["message"] == "no fit"
+
+
+async def test_last_transition_time_kept_while_status_stays_false(
+    api: ApiClient, reporter: Reporter, clock: FakeClock, wall: Wall
+) -> None:
+    """As kube's UpdatePodCondition: a new message keeps lastTransitionTime; after the pod
+    was reported scheduled, the next False is a new transition. Events carry report times."""
+    pod = await create_pod(api, "rt")
+    reporter.unschedulable(pod, "0/3 nodes are available: 3 Insufficient cpu.")
+    assert await reporter.drain(5.0)
+    first = await _condition(api, "rt")
+    assert first is not None
+    assert first["lastTransitionTime"] == "2023-11-14T22:13:20Z"
+    wall.now += 600
+    clock.advance(600)
+    reporter.unschedulable(pod, "0/3 nodes are available: 3 Insufficient memory.")
+    assert await reporter.drain(5.0)
+    second = await _condition(api, "rt")
+    assert second is not None
+    assert second["message"].endswith("Insufficient memory.")
+    assert second["lastTransitionTime"] == first["lastTransitionTime"]
+    stamps = sorted(e["lastTimestamp"] for e in await _events(api, "rt"))
+    assert stamps == ["2023-11-14T22:13:20Z", "2023-11-14T22:23:20Z"]
+    reporter.scheduled(pod, "node-0")  # e.g. bound, then the binding was lost
+    wall.now += 600
+    reporter.unschedulable(pod, "0/3 nodes are available: 3 Insufficient cpu.")
+    assert await reporter.drain(5.0)
+    third = await _condition(api, "rt")
+    assert third is not None
+    assert third["lastTransitionTime"] == "2023-11-14T22:33:20Z"
+
+
+class Recording:
+    """Wraps the client and records the writes in the order they were sent."""
+
+    def __init__(self, api: ApiClient) -> None:
+        self.api = api
+        self.sent: list[str] = []
+
+    async def request(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
+        body = kw.get("body") or {}
+        about = body.get("involvedObject", {}).get("name", "")
+        self.sent.append(f"{method} {path} {about}".rstrip())
+        return await self.api.request(method, path, **kw)
+
+
+async def test_conditions_are_written_before_queued_events(api: ApiClient) -> None:
+    """Under a backlog the condition of a later report goes first, its FailedScheduling
+    Event next, and the Scheduled Events queued before them last."""
+    pods = [await create_pod(api, f"o{i}") for i in range(4)]
+    recording = Recording(api)
+    rep = Reporter(recording, identity="x", workers=1)  # type: ignore[arg-type]
+    for pod in pods[:3]:
+        rep.scheduled(pod, "node-0")
+    rep.unschedulable(pods[3], "no fit")
+    task = asyncio.create_task(rep.run())
+    try:
+        assert await rep.drain(5.0)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    events = "POST /api/v1/namespaces/default/events"
+    assert recording.sent == [
+        "PATCH /api/v1/namespaces/default/pods/o3/status",
+        f"{events} o3",
+        f"{events} o0",
+        f"{events} o1",
+        f"{events} o2",
+    ]
+
+
+async def test_superseded_retry_writes_no_stale_condition(
+    api: ApiClient, reporter: Reporter, sim: SimServer
+) -> None:
+    """A condition waiting for its retry is not written over a newer report's."""
+    pod = await create_pod(api, "rs")
+    FailFirst(sim, "patch", 1, 503)
+    reporter.unschedulable(pod, "old reason")
+    async with asyncio.timeout(2):  # until its write failed and waits for the retry
+        while not reporter.retried:  # noqa: ASYNC110 - a counter, not an event, to watch
+            await asyncio.sleep(0.001)
+    reporter.unschedulable(pod, "new reason")
+    assert await reporter.drain(5.0)
+    cond = await _condition(api, "rs")
+    assert cond is not None
+    assert cond["message"] == "new reason"
+    assert reporter.patched == 1
 
 
 async def test_full_queue_drops_oldest_event(api: ApiClient, clock: FakeClock) -> None:

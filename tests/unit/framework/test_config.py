@@ -67,6 +67,10 @@ def test_full_document_loads() -> None:
     assert built.scheduler_name == "packer"
 
 
+def _w(name: str, weight: int) -> dict[str, object]:
+    return {"name": name, "weight": weight}
+
+
 @pytest.mark.parametrize(
     ("doc", "path"),
     [
@@ -113,6 +117,122 @@ def test_full_document_loads() -> None:
             "profiles[0].pluginConfig[0].args",
             id="args-not-a-mapping",
         ),
+        # kube-scheduler's own validation (pkg/scheduler/apis/config/validation, componentbase
+        # leader election, client-go's NewLeaderElector) and the framework's duplicate check.
+        pytest.param(
+            {
+                **HEAD,
+                "profiles": [
+                    {
+                        "plugins": {
+                            "score": {"enabled": [_w("ImageLocality", 2), _w("ImageLocality", 3)]}
+                        }
+                    }
+                ],
+            },
+            "profiles[0].plugins.score.enabled[1]",
+            id="score-plugin-twice",
+        ),
+        pytest.param(
+            {
+                **HEAD,
+                "profiles": [
+                    {
+                        "plugins": {
+                            "filter": {
+                                "enabled": [
+                                    {"name": "NodePorts"},
+                                    {"name": "NodeName"},
+                                    {"name": "NodePorts"},
+                                ]
+                            }
+                        }
+                    }
+                ],
+            },
+            "profiles[0].plugins.filter.enabled[2]",
+            id="filter-plugin-twice",
+        ),
+        pytest.param(
+            {
+                **HEAD,
+                "profiles": [
+                    {},
+                    {
+                        "schedulerName": "b",
+                        "plugins": {
+                            "multiPoint": {
+                                "enabled": [{"name": "NodePorts"}, {"name": "NodePorts"}]
+                            }
+                        },
+                    },
+                ],
+            },
+            "profiles[1].plugins.multiPoint.enabled[1]",
+            id="multipoint-plugin-twice",
+        ),
+        pytest.param(
+            {
+                **HEAD,
+                "profiles": [
+                    {
+                        "plugins": {
+                            "queueSort": {
+                                "enabled": [{"name": "PrioritySort"}, {"name": "PrioritySort"}]
+                            }
+                        }
+                    }
+                ],
+            },
+            "profiles[0].plugins.queueSort.enabled[1]",
+            id="queue-sort-twice",
+        ),
+        pytest.param(
+            {**HEAD, "leaderElection": {"leaseDuration": "3000000000s"}},
+            "leaderElection.leaseDuration",
+            id="lease-beyond-int32-seconds",
+        ),
+        pytest.param(
+            {**HEAD, "leaderElection": {"leaseDuration": "100000000000s"}},
+            "leaderElection.leaseDuration",
+            id="lease-beyond-a-go-duration",
+        ),
+        pytest.param(
+            {**HEAD, "leaderElection": {"leaseDuration": "10s", "renewDeadline": "10s"}},
+            "leaderElection.leaseDuration",
+            id="lease-not-above-renew-deadline",
+        ),
+        pytest.param(
+            {**HEAD, "leaderElection": {"renewDeadline": "2s", "retryPeriod": "2s"}},
+            "leaderElection.renewDeadline",
+            id="renew-deadline-not-above-retry-times-jitter",
+        ),
+        pytest.param(
+            {**HEAD, "leaderElection": {"renewDeadline": "2400ms", "retryPeriod": "2s"}},
+            "leaderElection.renewDeadline",
+            id="renew-deadline-exactly-retry-times-jitter",
+        ),
+        pytest.param(
+            {**HEAD, "podInitialBackoffSeconds": 0}, "podInitialBackoffSeconds", id="backoff-zero"
+        ),
+        pytest.param(
+            {**HEAD, "podInitialBackoffSeconds": 5, "podMaxBackoffSeconds": 4},
+            "podMaxBackoffSeconds",
+            id="max-backoff-below-initial",
+        ),
+        pytest.param(
+            {**HEAD, "podMaxBackoffSeconds": 10**23}, "podMaxBackoffSeconds", id="backoff-1e23"
+        ),
+        pytest.param(
+            {**HEAD, "podInitialBackoffSeconds": 1e23},
+            "podInitialBackoffSeconds",
+            id="backoff-float",
+        ),
+        pytest.param(
+            {**HEAD, "profiles": [{"percentageOfNodesToScore": -1}]},
+            "profiles[0].percentageOfNodesToScore",
+            id="profile-percentage-negative",
+        ),
     ],
 )
 def test_bad_config_names_the_field(doc: dict[str, object], path: str) -> None:
@@ -120,6 +240,45 @@ def test_bad_config_names_the_field(doc: dict[str, object], path: str) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(doc)
     assert caught.value.path == path
+
+
+def test_bounds_that_kube_accepts_load() -> None:
+    """The edges kube accepts: the longest Lease, renewDeadline just above retryPeriod*1.2,
+    max backoff equal to the initial one, the same plugin enabled and disabled."""
+    config = load_config(
+        {
+            **HEAD,
+            "podInitialBackoffSeconds": 7,
+            "podMaxBackoffSeconds": 7,
+            "leaderElection": {
+                "leaseDuration": "2147483647s",
+                "renewDeadline": "2500ms",
+                "retryPeriod": "2s",
+            },
+            "profiles": [
+                {
+                    "plugins": {
+                        "score": {
+                            "disabled": [{"name": "ImageLocality"}, {"name": "ImageLocality"}],
+                            "enabled": [_w("ImageLocality", 5)],
+                        }
+                    }
+                }
+            ],
+        }
+    )
+    assert config.leader_election.lease_duration == 2147483647.0
+    assert config.pod_max_backoff_seconds == config.pod_initial_backoff_seconds == 7.0
+    [image] = [p for p in config.profiles[0].plugins if p.name == "ImageLocality"]
+    assert image.weight == 5
+
+
+def test_config_error_names_the_file() -> None:
+    """An error from a file names the file first, then the field, on one line."""
+    error = ConfigError("profiles[0].plugins.score.enabled[1]", "duplicate").in_file("c.yaml")
+    assert str(error) == "c.yaml: profiles[0].plugins.score.enabled[1]: duplicate"
+    assert error.in_file("other.yaml") is error  # already named
+    assert str(ConfigError("", "not UTF-8 text", file="c.yaml")) == "c.yaml: not UTF-8 text"
 
 
 def test_bad_plugin_args_are_a_config_error() -> None:

@@ -143,10 +143,22 @@ COLLECTORS: list[tuple[str, str, set[str], Use]] = [
     ("batch_scheduler_group_size", "histogram", set(), lambda m: m.group_size.observe(16)),
     ("batch_scheduler_events_dropped", "counter", set(), lambda m: m.events_dropped.inc()),
     (
+        "batch_scheduler_report_delay_seconds",
+        "histogram",
+        {"kind", "reason"},
+        lambda m: m.report_delay.labels(kind="condition", reason="FailedScheduling").observe(0.2),
+    ),
+    (
         "batch_scheduler_bad_objects",
         "counter",
         {"kind"},
         lambda m: m.bad_objects.labels(kind="Pod").inc(),
+    ),
+    (
+        "batch_scheduler_cache_repairs",
+        "counter",
+        {"kind"},
+        lambda m: m.cache_repairs.labels(kind="node").inc(),
     ),
 ]
 
@@ -262,7 +274,10 @@ def test_render_is_prometheus_text_without_created_series() -> None:
     text = m.render().decode()
     assert metrics.CONTENT_TYPE.startswith("text/plain")
     assert "# TYPE scheduler_schedule_attempts_total counter" in text
-    assert "# HELP scheduler_batch_cache_flushed_total Counts of cache flushes by reason." in text
+    assert (
+        "# HELP scheduler_batch_cache_flushed_total [ALPHA] Counts of cache flushes by reason."
+        in text
+    )
     assert "_created" not in text
 
 
@@ -308,7 +323,6 @@ def test_exponential_buckets_refuses_bad_arguments(args: tuple[float, float, int
             L.BatchFlushReason,
             {
                 "pod_skipped",
-                "pod_failed",
                 "pod_nominated",
                 "pod_incompatible",
                 "pod_not_batchable",
@@ -316,6 +330,8 @@ def test_exponential_buckets_refuses_bad_arguments(args: tuple[float, float, int
                 "node_missing",
                 "empty_list",
                 "prescore_error",
+                "rescore_error",
+                "normalize_error",
                 "bind_failed",
             },
             id="batch-flush-reason",
