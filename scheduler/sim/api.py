@@ -18,18 +18,36 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from scheduler.sim import binding, controllers, defaults, discovery, errors, patching, scale, tables
+from scheduler.sim import (
+    admission,
+    binding,
+    controllers,
+    decoding,
+    defaults,
+    discovery,
+    errors,
+    paging,
+    patching,
+    scale,
+    tables,
+)
 from scheduler.sim.discovery import (
     DEPLOYMENTS,
     EVENTS_V1,
     JOBS,
+    LEASES,
     NAMESPACES,
     NODES,
     PODS,
     ResourceType,
 )
 from scheduler.sim.events import FIELD_ALIASES, to_core
-from scheduler.sim.selectors import combine, parse_field_selector, parse_label_selector
+from scheduler.sim.selectors import (
+    combine,
+    field_labels,
+    parse_field_selector,
+    parse_label_selector,
+)
 from scheduler.sim.store import Record, Store, Transform, dumps, render
 
 if TYPE_CHECKING:
@@ -40,6 +58,10 @@ JSON = "application/json"
 _BOUND = dumps(errors.success_status(201))  # every successful bind answers the same Status
 # main resource ignores status; /status only status
 _STATUS_SPLIT = (PODS, NODES, NAMESPACES, DEPLOYMENTS, JOBS)
+_CREATE_ON_UPDATE = ("events", LEASES.storage_key)
+"""Storages whose PUT of a missing object creates it (kube's AllowCreateOnUpdate)."""
+_CONDITIONAL_UPDATE_ONLY = (LEASES,)
+"""Resources whose PUT must carry a resourceVersion (AllowUnconditionalUpdate false)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +191,7 @@ class Api:
         self.watches_held_until = 0.0
         """Loop time until which new watches wait (set by the server's fault clock)."""
         self._bind_seq = 0
+        self.snapshots = paging.Snapshots()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Entry point for every ``/api`` and ``/apis`` request."""
@@ -211,7 +234,11 @@ class Api:
         aliases = FIELD_ALIASES if t.rt is EVENTS_V1 else None
         return combine(
             parse_label_selector(request.query.get("labelSelector")),
-            parse_field_selector(request.query.get("fieldSelector"), aliases),
+            parse_field_selector(
+                request.query.get("fieldSelector"),
+                aliases,
+                field_labels(t.rt.plural, t.rt.namespaced),
+            ),
         )
 
     # -- reads -------------------------------------------------------------------------------
@@ -225,25 +252,42 @@ class Api:
             return reply(tables.table(t.rt, [rec.obj], rec.obj["metadata"]["resourceVersion"]))
         return reply(rec.rendered(t.rt))
 
-    def _list_body(self, t: Target, records: list[Record], rv: int) -> bytes:
+    def _list_body(
+        self, t: Target, records: list[Record], rv: int, page: paging.Page | None = None
+    ) -> bytes:
         if t.rt is EVENTS_V1:
             items = b",".join(dumps(render(t.rt, r.obj)) for r in records)
         else:
             items = b",".join(r.raw for r in records)  # kube omits kind/apiVersion in items
-        head = dumps(
-            {
-                "kind": t.rt.kind + "List",
-                "apiVersion": t.rt.api_version,
-                "metadata": {"resourceVersion": str(rv)},
-            }
-        )
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if page is not None and page.token:
+            meta["continue"] = page.token
+            if page.remaining is not None:
+                meta["remainingItemCount"] = page.remaining
+        head = dumps({"kind": t.rt.kind + "List", "apiVersion": t.rt.api_version, "metadata": meta})
         return head[:-1] + b',"items":[' + items + b"]}"
 
     async def _list(self, request: web.Request, t: Target) -> web.StreamResponse:
-        records, rv = self.store.list(t.rt, t.namespace, self._selector(request, t))
+        try:
+            limit = int(request.query.get("limit") or 0)
+        except ValueError:
+            raise errors.bad_request("limit must be an integer") from None
+        page = paging.list_page(
+            self.store,
+            t.rt,
+            t.namespace,
+            self._selector(request, t),
+            limit=limit,
+            token=request.query.get("continue"),
+            snapshots=self.snapshots,
+            query=tuple(request.query.get(k, "") for k in ("labelSelector", "fieldSelector")),
+        )
         if tables.wants_table(request.headers.get("Accept", "")):
-            return reply(tables.table(t.rt, [r.obj for r in records], str(rv)))
-        return reply(self._list_body(t, records, rv))
+            tab = tables.table(t.rt, [r.obj for r in page.records], str(page.rv))
+            if page.token:
+                tab["metadata"]["continue"] = page.token
+            return reply(tab)
+        return reply(self._list_body(t, page.records, page.rv, page))
 
     async def _watch(self, request: web.Request, t: Target) -> web.StreamResponse:
         pred = self._selector(request, t)
@@ -251,12 +295,20 @@ class Api:
         if held > 0:
             await asyncio.sleep(held)  # a partition before a compaction (server fault clock)
         bookmarks = _truthy(request.query.get("allowWatchBookmarks"))
+        initial = _truthy(request.query.get("sendInitialEvents"))
+        if initial and request.query.get("resourceVersionMatch") != "NotOlderThan":
+            raise errors.invalid(
+                "ListOptions",
+                "",
+                "resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
+                "resourceVersionMatch to NotOlderThan",
+                group="meta.k8s.io",
+            )
         try:
             timeout = float(request.query.get("timeoutSeconds") or 0)
         except ValueError:
             raise errors.bad_request("timeoutSeconds must be a number") from None
         deadline = time.monotonic() + timeout if timeout > 0 else None
-        initial = _truthy(request.query.get("sendInitialEvents"))
         resp = web.StreamResponse(headers={"Content-Type": JSON})
         resp.enable_chunked_encoding()
         try:
@@ -317,8 +369,29 @@ class Api:
 
     # -- writes ------------------------------------------------------------------------------
 
+    def _decodable(
+        self, t: Target, obj: dict[str, Any], patch: object = None, *, write: bool = False
+    ) -> None:
+        """Refuse what kube's decoder refuses (unless the accept_invalid fault is on). An
+        update or patch is checked in the part it writes (a pod's status write does not
+        trip over a spec stored while that fault was on)."""
+        if self.faults.config.accept_invalid or t.sub == "scale":
+            return
+        if write and t.rt in _STATUS_SPLIT:
+            status = t.sub == "status"
+            obj = {k: v for k, v in obj.items() if (k == "status") is status}
+        try:
+            decoding.check(t.rt, obj)
+        except decoding.Undecodable as e:
+            raise decoding.refused(t.rt, e, patch) from None
+
     async def _create(self, request: web.Request, t: Target) -> web.StreamResponse:
         obj = _incoming(t, await _json_body(request))
+        self._decodable(t, obj)
+        if not self.faults.config.accept_invalid:
+            defaults.nonnegative_resources(t.rt, obj)
+            if t.rt is PODS:
+                admission.admit_pod(self.store, obj)
         defaults.on_create(t.rt, obj)
         record = self.store.create(t.rt, obj, prepare=defaults.on_uid)
         return reply(record.rendered(t.rt), 201)
@@ -339,7 +412,10 @@ class Api:
             raise errors.bad_request("the body of the request must be a v1 Binding object")
         ns = t.namespace or "default"
         target = (body.get("target") or {}).get("name", "")
-        uid = (body.get("metadata") or {}).get("uid")
+        meta = body.get("metadata") or {}
+        if meta.get("name") != t.name:
+            raise errors.bad_request("name in URL does not match name in Binding object")
+        uid = meta.get("uid")
         self.rogue.intercept(ns, t.name)
         binding.bind(self.store, ns, t.name, target, uid=uid)
         seen = self.binders.get(request.headers.get("User-Agent", ""))
@@ -370,16 +446,25 @@ class Api:
                 f"not match the name on the URL ({t.name})"
             )
         obj["metadata"]["name"] = t.name
+        self._decodable(t, obj, write=True)
         old = self.store.try_get(t.rt, t.namespace or "", t.name)
         if old is not None and t.sub == "scale":
             return self._write_scale(t, old, obj)
-        if old is None and t.rt.storage_key == "events" and t.sub is None:
+        if old is None and t.rt.storage_key in _CREATE_ON_UPDATE and t.sub is None:
+            obj["metadata"].pop("resourceVersion", None)
             defaults.on_create(t.rt, obj)
             return reply(self.store.create(t.rt, obj).rendered(t.rt), 201)
         if old is None:
             raise errors.not_found(t.rt.qualified, t.name)
         new = self._split_status(t, old.obj, obj)
         expect = new["metadata"].get("resourceVersion")
+        if not expect and t.rt in _CONDITIONAL_UPDATE_ONLY:
+            raise errors.invalid(
+                t.rt.plural,
+                t.name,
+                "metadata.resourceVersion: Invalid value: 0: must be specified for an update",
+                group=t.rt.group,
+            )
         return reply(self.store.update(t.rt, new, expect_rv=expect).rendered(t.rt))
 
     async def _patch(self, request: web.Request, t: Target) -> web.StreamResponse:
@@ -403,6 +488,7 @@ class Api:
         meta = patched.setdefault("metadata", {})
         meta["name"], meta["namespace"] = t.name, old.obj["metadata"].get("namespace")
         obj = _incoming(t, patched)
+        self._decodable(t, obj, patch, write=True)
         new = self._split_status(t, old.obj, obj)
         expect = new["metadata"].get("resourceVersion")
         return reply(self.store.update(t.rt, new, expect_rv=expect).rendered(t.rt))

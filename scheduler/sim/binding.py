@@ -2,8 +2,10 @@
 
 kube-apiserver's ``BindingREST`` sets ``spec.nodeName`` and a ``PodScheduled=True``
 condition in one write, and refuses with 409 Conflict when the pod is already assigned
-or its UID does not match the Binding's precondition. The write here copies only the
-dicts it changes: binds are the emulator's hot path.
+or its UID does not match the Binding's precondition (worded as the storage layer words
+it). It does not look the node up: a Binding to a node that does not exist succeeds
+(kube-controller-manager's pod GC deletes such pods later). The write here copies only
+the dicts it changes: binds are the emulator's hot path.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ def set_condition(conditions: list[dict[str, Any]] | None, cond: dict[str, Any])
 
 def bind(store: Store, namespace: str, name: str, node: str, *, uid: str | None = None) -> Record:
     """Bind pod ``namespace/name`` to ``node``; 404 if gone, 409 if assigned or UID differs."""
-    if not node:
-        raise errors.invalid("Binding", name, "target.name: Required value")
+    if not node:  # kube answers this with a bare 500, not a 422
+        raise errors.ApiError(500, "", "target.name: Required value")
     rec = store.try_get(PODS, namespace, name)
     if rec is None:
         raise errors.not_found("pods", name)
@@ -33,9 +35,10 @@ def bind(store: Store, namespace: str, name: str, node: str, *, uid: str | None 
     meta, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
     if uid and uid != meta.get("uid"):
         raise errors.conflict(
-            "pods/binding",
+            "pods",
             name,
-            f"Precondition failed: UID in precondition: "
+            f"StorageError: invalid object, Code: 4, Key: /registry/pods/{namespace}/{name}, "
+            "ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: "
             f"{uid}, UID in object meta: {meta.get('uid')}",
         )
     if spec.get("nodeName"):

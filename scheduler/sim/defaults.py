@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scheduler.sim import errors
+from scheduler.sim import decoding, errors
 from scheduler.sim.discovery import (
     DEPLOYMENTS,
     EVENTS,
@@ -24,6 +24,7 @@ from scheduler.sim.discovery import (
     NAMESPACES,
     NODES,
     PODS,
+    PRIORITY_CLASSES,
     ResourceType,
 )
 
@@ -63,6 +64,31 @@ def _qos(spec: dict[str, Any]) -> str:
     return "Guaranteed" if guaranteed and limits_all else "Burstable"
 
 
+def nonnegative_resources(rt: ResourceType, pod: dict[str, Any]) -> None:
+    """422 for a negative request or limit of a new pod, as kube's ValidateNonnegativeQuantity
+    (the decoder has already refused what does not parse, :mod:`scheduler.sim.decoding`)."""
+    if rt is not PODS:
+        return
+    spec = pod.get("spec") or {}
+    for key in ("initContainers", "containers"):
+        for i, container in enumerate(spec.get(key) or []):
+            resources = (container.get("resources") if isinstance(container, dict) else None) or {}
+            for kind in ("requests", "limits"):
+                values = resources.get(kind) if isinstance(resources, dict) else None
+                for resource, value in (values or {}).items() if isinstance(values, dict) else ():
+                    try:
+                        negative = decoding.parse_quantity(str(value).strip()) < 0
+                    except decoding.QuantityError:
+                        continue  # the decoder's business
+                    if negative:
+                        raise errors.invalid(
+                            "Pod",
+                            pod["metadata"].get("name", ""),
+                            f"spec.{key}[{i}].resources.{kind}[{resource}]: Invalid value: "
+                            f'"{value}": must be greater than or equal to 0',
+                        )
+
+
 def on_create(rt: ResourceType, obj: dict[str, Any]) -> None:
     """Default and validate a new object in place (the caller owns it)."""
     validate_name(rt, obj)
@@ -74,6 +100,7 @@ def on_create(rt: ResourceType, obj: dict[str, Any]) -> None:
             )
         spec.setdefault("schedulerName", "default-scheduler")
         spec.setdefault("priority", 0)
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
         spec.setdefault("restartPolicy", "Always")
         spec.setdefault("dnsPolicy", "ClusterFirst")
         spec.setdefault("terminationGracePeriodSeconds", 30)
@@ -95,6 +122,8 @@ def on_create(rt: ResourceType, obj: dict[str, Any]) -> None:
         obj.setdefault("involvedObject", {})
         obj.setdefault("reportingComponent", "")
         obj.setdefault("reportingInstance", "")
+    elif rt is PRIORITY_CLASSES:
+        obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
     elif rt is DEPLOYMENTS:
         _deployment(obj)
     elif rt is JOBS:

@@ -83,6 +83,9 @@ DEPLOYMENTS = ResourceType(
 JOBS = ResourceType(
     "batch", "v1", "jobs", "job", "Job", True, ("job",), ("status",), categories=("all",)
 )
+PRIORITY_CLASSES = ResourceType(
+    "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, ("pc",)
+)
 
 RESOURCES: tuple[ResourceType, ...] = (
     PODS,
@@ -93,6 +96,7 @@ RESOURCES: tuple[ResourceType, ...] = (
     LEASES,
     DEPLOYMENTS,
     JOBS,
+    PRIORITY_CLASSES,
 )
 
 _BY_PATH: dict[tuple[str, str, str], ResourceType] = {
@@ -104,6 +108,7 @@ GROUP_VERSIONS: dict[str, tuple[str, ...]] = {
     "batch": ("v1",),
     "coordination.k8s.io": ("v1",),
     "events.k8s.io": ("v1",),
+    "scheduling.k8s.io": ("v1",),
 }
 
 

@@ -47,6 +47,8 @@ def failure_status(
         "reason": reason,
         "code": code,
     }
+    if not reason:
+        del body["reason"]  # as kube's bare 500s (an error that is no StatusError) have it
     if details is not None:
         body["details"] = details
     return body
@@ -107,13 +109,39 @@ STALE = (
 )
 
 
-def invalid(kind: str, name: str, field_errors: str) -> ApiError:
-    """``Pod "x" is invalid: metadata.name: Required value`` (422)."""
+_CAUSE_REASONS = (
+    ("Required value", "FieldValueRequired"),
+    ("Invalid value", "FieldValueInvalid"),
+    ("Unsupported value", "FieldValueNotSupported"),
+    ("Forbidden", "FieldValueForbidden"),
+    ("Duplicate value", "FieldValueDuplicate"),
+    ("Too long", "FieldValueTooLong"),
+)
+
+
+def invalid(kind: str, name: str, field_error: str, *, group: str = "") -> ApiError:
+    """``Pod "x" is invalid: metadata.name: Required value`` (422), with the field named in
+    ``details.causes`` as kube's ``field.ErrorList`` puts it there (``kind`` is the Kind, or
+    the plural when the registry reports it, with ``group`` beside it)."""
+    path, _, body = field_error.partition(": ")
+    reason = next(
+        (r for prefix, r in _CAUSE_REASONS if body.startswith(prefix)), "FieldValueInvalid"
+    )
+    details: dict[str, Any] = {k: v for k, v in (("name", name), ("kind", kind)) if v}
+    if group:
+        details["group"] = group
+    details["causes"] = [{"reason": reason, "message": body, "field": path}]
+    shown = f"{kind}.{group}" if group else kind
+    return ApiError(422, "Invalid", f'{shown} "{name}" is invalid: {field_error}', details=details)
+
+
+def forbidden(qualified: str, name: str, why: str) -> ApiError:
+    """``pods "x" is forbidden: <why>`` (403), as admission refuses."""
     return ApiError(
-        422,
-        "Invalid",
-        f'{kind} "{name}" is invalid: {field_errors}',
-        details={"name": name, "kind": kind},
+        403,
+        "Forbidden",
+        f'{qualified} "{name}" is forbidden: {why}',
+        details=_details(qualified, name),
     )
 
 

@@ -53,6 +53,10 @@ class FaultConfig:
     """only pods with this schedulerName are taken by the rogue binder (None = any)."""
     rogue_delay: float = 0.05
     """seconds after creation when the rogue binds, unless a bind request comes first."""
+    accept_invalid: bool = False
+    """store what kube-apiserver would refuse to decode, validate or admit (a quantity of
+    ``1_000``, a negative request, a bare ``spec.priority``): for tests of a client's own
+    defences against bad objects."""
     seed: int | None = 0
 
     @staticmethod

@@ -2,7 +2,8 @@
 
 Labels: equality (``a=b``, ``a==b``, ``a!=b``) and set-based (``a in (x,y)``,
 ``a notin (x)``, ``a``, ``!a``), comma-separated, all terms ANDed.
-Fields: ``path=value``, ``path==value``, ``path!=value`` on any dotted path; a missing
+Fields: ``path=value``, ``path==value``, ``path!=value`` on the paths kube-apiserver
+supports for the resource (:data:`FIELD_LABELS`; any other is a 400, as there); a missing
 field reads as the empty string, so ``spec.nodeName=`` selects unassigned pods.
 Parsing happens once per request; a compiled selector is a plain predicate.
 """
@@ -91,10 +92,45 @@ def field_value(obj: Mapping[str, Any], path: str) -> str:
     return cur if isinstance(cur, str) else str(cur)
 
 
+_INVOLVED = tuple(
+    f"involvedObject.{f}"
+    for f in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+)
+FIELD_LABELS: dict[str, frozenset[str]] = {
+    "pods": frozenset(
+        (
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        )
+    ),
+    "nodes": frozenset(("spec.unschedulable",)),
+    "namespaces": frozenset(("status.phase",)),
+    "events": frozenset((*_INVOLVED, "reason", "reportingComponent", "source", "type")),
+    "jobs": frozenset(("status.successful",)),
+}
+"""Field labels kube-apiserver selects on, per resource (storage plural), beyond
+``metadata.name`` (and ``metadata.namespace`` for namespaced resources)."""
+
+
+def field_labels(plural: str, namespaced: bool) -> frozenset[str]:
+    """Every field label a fieldSelector on ``plural`` may use."""
+    common = ("metadata.name", "metadata.namespace") if namespaced else ("metadata.name",)
+    return FIELD_LABELS.get(plural, frozenset()) | frozenset(common)
+
+
 def parse_field_selector(
-    text: str | None, aliases: Mapping[str, str] | None = None
+    text: str | None,
+    aliases: Mapping[str, str] | None = None,
+    supported: frozenset[str] | None = None,
 ) -> Predicate | None:
-    """Compile a fieldSelector; ``aliases`` renames paths (e.g. events.k8s.io's ``regarding``)."""
+    """Compile a fieldSelector; ``aliases`` renames paths (e.g. events.k8s.io's ``regarding``),
+    ``supported`` (after renaming) are the only paths allowed (None: any)."""
     if not text or not text.strip():
         return None
     terms: list[tuple[str, bool, str]] = []
@@ -109,6 +145,8 @@ def parse_field_selector(
             if path == prefix or path.startswith(prefix + "."):
                 path = target + path[len(prefix) :]
                 break
+        if supported is not None and path not in supported:
+            raise bad_request(f"field label not supported: {m.group(1)}")
         terms.append((path, op != "!=", value))
 
     def match(obj: Mapping[str, Any]) -> bool:

@@ -226,6 +226,23 @@ class Store:
             records = [r for r in records if pred(r.obj)]
         return list(records), self.rv
 
+    def snapshot(self, rt: ResourceType, rv: int) -> dict[Key, Record] | None:
+        """The storage's objects as they were at ``rv`` (the current ones with every later
+        change undone); None once history no longer reaches back that far (compacted)."""
+        if rv < self.compacted_rv or rv > self.rv:
+            return None
+        table = dict(self.table(rt))
+        for ch in reversed(self.history):
+            if ch.rv <= rv:
+                break
+            if ch.storage != rt.storage_key:
+                continue
+            if ch.prev is None:
+                table.pop(ch.key, None)
+            else:
+                table[ch.key] = ch.prev
+        return table
+
     # -- writes ------------------------------------------------------------------------------
 
     def _commit(
@@ -305,6 +322,9 @@ class Store:
                 meta[k] = old_meta[k]
         gen = old_meta.get("generation", 1)
         meta["generation"] = gen + 1 if obj.get("spec") != prev.obj.get("spec") else gen
+        meta["resourceVersion"] = old_meta["resourceVersion"]
+        if obj == prev.obj:
+            return prev  # kube writes nothing for a no-op update: no new version, no event
         return self._commit(rt, MODIFIED, key, obj, prev)
 
     def delete(

@@ -140,12 +140,19 @@ def test_batching_metrics_move_for_annotated_pods_only(
 
 
 def test_bad_pod_is_reported_with_its_field_and_others_still_scheduled(
-    core: kubernetes.client.CoreV1Api, scheduler: SchedulerProc
+    sim: SimServer, core: kubernetes.client.CoreV1Api, scheduler: SchedulerProc
 ) -> None:
     """A malformed quantity yields FailedScheduling naming the field; the scheduler goes on."""
     bad = workload.make_pods(1, prefix="bad-", cpu="lots", scheduler_name=SCHEDULER)
     good = workload.make_pods(2, prefix="fine-", scheduler_name=SCHEDULER)
-    _create(core, bad + good)
+    # kube-apiserver refuses such a pod (400); the emulator stores it only with this fault on,
+    # so that the scheduler's own defence is what is tested.
+    sim.faults.config.accept_invalid = True
+    try:
+        _create(core, bad)
+    finally:
+        sim.faults.config.accept_invalid = False
+    _create(core, good)
     events = wait_for(lambda: _events(core, "bad-0", "FailedScheduling"))
     assert events, "no FailedScheduling for the bad pod"
     assert "spec.containers[0].resources.requests.cpu" in events[0].message

@@ -83,7 +83,7 @@ async def test_rogue_binder_makes_binds_conflict(rogue_sim: SimServer) -> None:
     codes = []
     async with aiohttp.ClientSession(url) as session:
         for i in range(20):
-            body = {"target": {"name": "node-0"}}
+            body = {"metadata": {"name": f"pod-{i}"}, "target": {"name": "node-0"}}
             async with session.post(f"{PODS}/pod-{i}/binding", json=body) as resp:
                 codes.append(resp.status)
         async with session.get("/sim/stats") as resp:
@@ -100,7 +100,8 @@ async def test_kubelet_marks_bound_pods_running() -> None:
     try:
         await workload.create_all(url, workload.make_pods(1))
         async with aiohttp.ClientSession(url) as session:
-            await session.post(f"{PODS}/pod-0/binding", json={"target": {"name": "node-0"}})
+            bind = {"metadata": {"name": "pod-0"}, "target": {"name": "node-0"}}
+            await session.post(f"{PODS}/pod-0/binding", json=bind)
             await asyncio.sleep(0.3)
             async with session.get(f"{PODS}/pod-0") as resp:
                 pod = await resp.json()

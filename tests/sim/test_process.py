@@ -23,7 +23,12 @@ async def test_sim_process_serves_and_stops() -> None:
             session.get("/sim/stats") as resp,
         ):
             stats = await resp.json()
-        assert stats["objects"] == {"namespaces": 4, "nodes": 4, "pods": 30}
+        assert stats["objects"] == {
+            "namespaces": 4,
+            "nodes": 4,
+            "pods": 30,
+            "priorityclasses.scheduling.k8s.io": 2,  # the system classes, as kube has them
+        }
         proc = sim.proc
     assert proc is not None
     assert proc.returncode == 0

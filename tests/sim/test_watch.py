@@ -56,7 +56,8 @@ async def test_selector_transitions_become_added_and_deleted(
     server, session = served
     await workload.create_all(server.url, workload.make_pods(1))
     rv = (await (await session.get(PODS)).json())["metadata"]["resourceVersion"]
-    await _post(session, f"{PODS}/pod-0/binding", {"target": {"name": "node-0"}})
+    bind = {"metadata": {"name": "pod-0"}, "target": {"name": "node-0"}}
+    await _post(session, f"{PODS}/pod-0/binding", bind)
     await workload.create_all(server.url, workload.make_pods(1, start=1))
     events = await _events(
         session, "/api/v1/pods", 2, resourceVersion=rv, fieldSelector="spec.nodeName="
