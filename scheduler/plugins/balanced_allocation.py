@@ -1,8 +1,11 @@
-"""NodeResourcesBalancedAllocation: favour nodes whose resources would be used evenly.
+"""NodeResourcesBalancedAllocation: favour nodes whose balance the pod would improve.
 
-Port of kube-scheduler's noderesources/balanced_allocation.go (v1.35). For each configured
-resource the fraction (node requests + pod request) / allocatable is taken, capped at 1;
-the score is ``(1 - standard deviation of the fractions) * 100`` truncated. It uses plain
+Port of kube-scheduler's noderesources/balanced_allocation.go (v1.37). For each configured
+resource the fraction requests / allocatable is taken, capped at 1, and a balance
+``(1 - standard deviation of the fractions) * 100`` truncated, once with the pod and once
+without; the score is ``50 + (50 + with - without) / 2`` in integers: 75 when the pod leaves
+the balance as it was, 100 from fully imbalanced to balanced, 50 the other way
+(kubernetes#135573, since v1.36; before, the balance with the pod alone). It uses plain
 requests, not the 100m/200Mi non-zero defaults (kube's ``useRequested``). A pod that
 requests none of the resources is best-effort: PreScore returns Skip so such pods do not
 all pile onto one node (kubernetes#129138). Neighbours: helpers (scorer, args readers,
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING, Final
 
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
+from scheduler.framework.interfaces import MAX_NODE_SCORE
 from scheduler.plugins import helpers, names
 
 if TYPE_CHECKING:
@@ -57,11 +61,29 @@ class NodeResourcesBalancedAllocation:
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         self.resources = parse_resources(args)
+        self._pod: Sequence[int] = ()
+        """The pod's requests while one node is scored (scoring is synchronous)."""
         self._scorer = helpers.ResourceAllocationScorer(
             self.resources,
             use_requested=True,
-            scorer=helpers.balanced_resource_scorer,
-            pair_scorer=helpers.balanced_pair_scorer,
+            scorer=self._change,
+            pair_scorer=self._pair_change,
+        )
+
+    def _change(self, requested: list[int], allocatable: list[int]) -> int:
+        # ``requested`` holds node + pod for every resource the scorer kept; a resource it
+        # left out has allocatable 0 and is skipped by the balance either way.
+        without = [req - want for req, want in zip(requested, self._pod, strict=True)]
+        return _improvement(
+            helpers.balanced_resource_scorer(requested, allocatable),
+            helpers.balanced_resource_scorer(without, allocatable),
+        )
+
+    def _pair_change(self, cpu: int, cpu_cap: int, memory: int, memory_cap: int) -> int:
+        pod_cpu, pod_memory = self._pod
+        return _improvement(
+            helpers.balanced_pair_scorer(cpu, cpu_cap, memory, memory_cap),
+            helpers.balanced_pair_scorer(cpu - pod_cpu, cpu_cap, memory - pod_memory, memory_cap),
         )
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> st.Status:
@@ -77,7 +99,15 @@ class NodeResourcesBalancedAllocation:
             requests = self._scorer.pod_requests(pod)
             if not any(requests):
                 return 0
+        self._pod = requests
         return self._scorer.score(node_info, requests)
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
         return helpers.resources_fragment(pod)
+
+
+def _improvement(with_pod: int, without_pod: int) -> int:
+    """kube's ``MaxNodeScore/2 + (MaxNodeScore/2 + with - without) / 2`` (int64 division;
+    both balances are within [50, 100], so the dividend is never negative)."""
+    half = MAX_NODE_SCORE // 2
+    return half + helpers.go_div(half + with_pod - without_pod, 2)

@@ -40,7 +40,7 @@ CASES = [
         {},
         pod("3000m", "5000"),
         [node_info("4000m", "10000"), node_info("6000m", "10000")],
-        [87, 100],
+        [68, 75],
         id="differently-sized-nodes-std-of-two-fractions",
     ),
     pytest.param(
@@ -50,21 +50,21 @@ CASES = [
             node_info("10000m", "20000", {"cpu": "3000m", "memory": "0"}),
             node_info("10000m", "50000", {"cpu": "3000m", "memory": "5000"}),
         ],
-        [82, 80],
+        [73, 70],
         id="existing-pods-add-their-requests",
     ),
     pytest.param(
         {},
         pod("1000m"),
         [node_info("4000m", "10000", {"cpu": "2000m"})],
-        [62],
+        [68],
         id="plain-requests-not-non-zero-defaults",
     ),
     pytest.param(
         {},
         pod("6000m", "5000"),
         [node_info("4000m", "10000")],
-        [75],
+        [62],
         id="fraction-above-one-is-capped",
     ),
     pytest.param(
@@ -77,7 +77,7 @@ CASES = [
         },
         pod(containers=[make_container(cpu="6", memory="5", requests={"example.com/gpu": "2"})]),
         [node_info("10", "10", extra={"example.com/gpu": "10"})],
-        [83],
+        [66],
         id="three-resources-population-standard-deviation",
     ),
     pytest.param(
@@ -90,7 +90,7 @@ CASES = [
         },
         pod("3000m", "5000"),
         [node_info("4000m", "10000", extra={"example.com/gpu": "4"})],
-        [87],
+        [68],
         id="extended-resource-not-requested-is-left-out",
     ),
 ]
@@ -98,7 +98,8 @@ CASES = [
 
 @pytest.mark.parametrize(("args", "p", "infos", "want"), CASES)
 def test_score(args: dict[str, Any], p: Pod, infos: list[NodeInfo], want: list[int]) -> None:
-    """Scores equal kube's (1 - std) * 100 truncation."""
+    """Scores equal kube v1.37's: balance b = int((1 - std) * 100) with and without the pod,
+    score 50 + (50 + b_with - b_without) // 2 (e.g. .75/.5 of an empty node: 50 + 37 // 2)."""
     pl = plugin(args)
     state = CycleState()
     assert pl.pre_score(state, p, infos) is st.SUCCESS
