@@ -37,7 +37,6 @@ import os
 import platform
 import signal
 import ssl
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import yaml
 
+from bench import e2e
 from bench.e2e import (
     BIND_CONCURRENCY,
     CREATE_CONCURRENCY,
@@ -234,55 +234,31 @@ def start_scheduler(cluster: Cluster, scheduler: str, config: str, run_dir: Path
     return Process(cmd, f"{url}/readyz", f"{url}/metrics", log)
 
 
-class BindWatch:
-    """Pod watch on the bench namespace; stamps each pod's first event with a nodeName."""
+class BindWatch(e2e.BindWatch):
+    """:class:`bench.e2e.BindWatch` on the bench namespace of the real API server (TLS)."""
 
     def __init__(self, cluster: Cluster, expect: int) -> None:
+        super().__init__(cluster.cp.api_url, expect)
         self.cluster = cluster
-        self.expect = expect
-        self.bound: dict[str, float] = {}
-        self.done = asyncio.Event()
-        self.ready = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
 
-    async def start(self) -> None:
-        self._task = asyncio.create_task(self._run())
-        await self.ready.wait()
-
-    async def _run(self) -> None:
+    async def _run(self, rv: str) -> None:
         timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
-        async with self.cluster.session(timeout=timeout) as s:
-            async with s.get(PODS_PATH, params={"limit": "1"}) as r:
-                rv = (await r.json())["metadata"]["resourceVersion"]
-            params = {"watch": "true", "resourceVersion": rv}
-            async with s.get(PODS_PATH, params=params) as resp:
-                self.ready.set()
-                async for line in resp.content:
-                    if b'"nodeName"' not in line:
-                        continue
-                    obj = json.loads(line)["object"]
-                    name = obj["metadata"]["name"]
-                    if obj["spec"].get("nodeName") and name not in self.bound:
-                        self.bound[name] = time.perf_counter()
-                        if len(self.bound) >= self.expect:
-                            self.done.set()
+        params = {"watch": "true", "resourceVersion": rv}
+        async with (
+            self.cluster.session(timeout=timeout) as s,
+            s.get(PODS_PATH, params=params) as resp,
+        ):
+            self.ready.set()
+            async for line in resp.content:
+                if b'"nodeName"' in line:
+                    self.lines.append((time.perf_counter(), line))
+                    if len(self.lines) >= self.expect:  # one bind event per pod
+                        self.done.set()
 
-    async def wait(self, deadline: float) -> None:
-        last, changed = -1, time.perf_counter()
-        while not self.done.is_set():
-            now = time.perf_counter()
-            if len(self.bound) != last:
-                last, changed = len(self.bound), now
-            if now >= deadline or now - changed >= STALL_SECONDS:
-                return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.done.wait(), 0.5)
 
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, aiohttp.ClientError):
-                await self._task
+async def _resource_version(cluster: Cluster) -> str:
+    async with cluster.session() as s, s.get(PODS_PATH, params={"limit": "1"}) as r:
+        return str((await r.json())["metadata"]["resourceVersion"])
 
 
 async def create_pods(cluster: Cluster, objects: list[dict[str, Any]]) -> dict[str, float]:
@@ -321,13 +297,13 @@ async def run_one(
         await proc.wait_ready()
         t_ready = time.perf_counter()
         watch = BindWatch(cluster, pods)
-        await watch.start()
+        await watch.start(await _resource_version(cluster))
         cpu0 = cpu_seconds(proc.proc.pid)
         try:
             t_create = time.perf_counter()
             created = await create_pods(cluster, objects)
             t_created = time.perf_counter()
-            await watch.wait(t_created + run_timeout)
+            await watch.wait(t_created + run_timeout, STALL_SECONDS)
             cpu = cpu_seconds(proc.proc.pid) - cpu0
             peak = vm_hwm_mb(proc.proc.pid)
             text = await proc.metrics()
@@ -337,7 +313,7 @@ async def run_one(
         proc.stop()
     api_cpu = cpu_seconds(cluster.cp.process("kube-apiserver").proc.pid) - api_cpu0
     await cluster.clear()
-    binds = watch.bound
+    binds = watch.bind_times()
     last = max(binds.values(), default=time.perf_counter())
     span = max(last - t_create, 1e-9)
     latencies = [t - created[n] for n, t in binds.items() if n in created]
@@ -428,109 +404,6 @@ def _print(r: dict[str, Any]) -> None:
     )
 
 
-def medians(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    groups: dict[tuple[str, int, str, str], list[dict[str, Any]]] = {}
-    for r in records:
-        key = (r["scenario"], r["nodes"], r["scheduler"], r["config"])
-        groups.setdefault(key, []).append(r)
-    rows = []
-    for (scenario, nodes, scheduler, config), rs in sorted(groups.items()):
-        row: dict[str, Any] = {
-            "scenario": scenario,
-            "nodes": nodes,
-            "scheduler": scheduler,
-            "config": config,
-            "pods": rs[0]["pods"],
-            "repeats": len(rs),
-            "complete": all(r["complete"] for r in rs),
-        }
-        for key in (
-            "pods_per_s",
-            "latency_p50_s",
-            "latency_p99_s",
-            "cpu_ms_per_pod",
-            "apiserver_cpu_s_per_1000_pods",
-            "peak_rss_mb",
-        ):
-            values = [r[key] for r in rs if r[key] is not None]
-            row[key] = statistics.median(values) if values else None
-        hinted = [r["batch_attempts"].get("hint_used", 0) for r in rs]
-        row["hint_used"] = int(statistics.median(hinted))
-        row["batch_attempts"] = rs[-1]["batch_attempts"]
-        row["batch_flushes"] = rs[-1]["batch_flushes"]
-        rows.append(row)
-    return rows
-
-
-def markdown(records: list[dict[str, Any]], meta: dict[str, Any]) -> str:
-    rows = medians(records)
-    index = {(r["scenario"], r["nodes"], r["scheduler"], r["config"]): r for r in rows}
-    lines = [
-        "# bench.e2e --api real: ours vs kube-scheduler v1.37.2 on kube-apiserver (medians)",
-        "",
-        f"{meta['date']}, {meta['machine']}, repeats {meta['repeats']}, kube-scheduler client "
-        f"qps/burst {CLIENT_QPS}, ours and the ceiling unthrottled, 16 binds in flight for "
-        "ours and the ceiling. pods/s: first create → last bind seen by a watch.",
-        "",
-        "| scenario | nodes | pods | config | scheduler | pods/s | vs kube-on | of ceiling | "
-        "CPU ms/pod | API server CPU s/1000 pods | latency p50 / p99 s | hint_used | RSS MB |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for r in rows:
-        kube = index.get((r["scenario"], r["nodes"], "kube-on", r["config"]))
-        ceiling = index.get((r["scenario"], r["nodes"], "ceiling", CONFIGS[0]))
-        vs = r["pods_per_s"] / kube["pods_per_s"] if kube and kube["pods_per_s"] else None
-        of = r["pods_per_s"] / ceiling["pods_per_s"] if ceiling and ceiling["pods_per_s"] else None
-        done = "" if r["complete"] else " (incomplete)"
-        lines.append(
-            f"| {r['scenario']} | {r['nodes']} | {r['pods']} | {r['config']} | "
-            f"{r['scheduler']}{done} | {_f(r['pods_per_s'])} | {_f(vs, '{:.2f}x')} | "
-            f"{_f(of, '{:.0%}')} | {_f(r['cpu_ms_per_pod'], '{:.2f}')} | "
-            f"{_f(r['apiserver_cpu_s_per_1000_pods'], '{:.1f}')} | "
-            f"{_f(r['latency_p50_s'], '{:.2f}')} / {_f(r['latency_p99_s'], '{:.2f}')} | "
-            f"{r['hint_used']} | {_f(r['peak_rss_mb'])} |"
-        )
-    lines.append("")
-    return "\n".join(lines)
-
-
-def _f(value: Any, pattern: str = "{:.0f}") -> str:
-    return "-" if value is None else pattern.format(value)
-
-
-def plot(records: list[dict[str, Any]], out_dir: Path) -> None:
-    """One PNG per (scenario, config): pods/s vs nodes, every scheduler on one chart."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = medians(records)
-    for scenario, config in sorted({(r["scenario"], r["config"]) for r in rows}):
-        fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
-        for scheduler in SCHEDULERS:
-            cfg = CONFIGS[0] if scheduler == "ceiling" else config
-            pts = sorted(
-                (r["nodes"], r["pods_per_s"])
-                for r in rows
-                if (r["scenario"], r["scheduler"], r["config"]) == (scenario, scheduler, cfg)
-                and r["pods_per_s"]
-            )
-            if pts:
-                style = "^--" if scheduler == "ceiling" else "o-"
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=scheduler)
-        ax.set_xscale("log")
-        ax.set_ylim(bottom=0)
-        ax.set_xlabel("nodes")
-        ax.set_ylabel("pods/s (median)")
-        ax.set_title(f"{scenario}, config {config}: real kube-apiserver v1.37.2", fontsize=10)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(out_dir / f"throughput_{scenario}_{config}.png")
-        plt.close(fig)
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.e2e --api real")
     parser.add_argument("--api", choices=("real",), default="real")
@@ -581,6 +454,8 @@ def main(argv: list[str]) -> int:
     (a.out / "latest.json").write_text(
         json.dumps({"meta": meta, "records": records}, indent=1) + "\n"
     )
+    from bench.real_report import markdown, plot
+
     text = markdown(records, meta)
     (a.out / "latest.md").write_text(text)
     plot(records, a.out)

@@ -1,0 +1,115 @@
+"""The reports of ``bench.e2e --api real`` (:mod:`bench.real`): medians, the markdown table
+and the plots of pods/s vs nodes with every scheduler on one chart."""
+
+from __future__ import annotations
+
+import statistics
+from typing import TYPE_CHECKING, Any
+
+from bench.real import CLIENT_QPS, CONFIGS, SCHEDULERS
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def medians(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    groups: dict[tuple[str, int, str, str], list[dict[str, Any]]] = {}
+    for r in records:
+        key = (r["scenario"], r["nodes"], r["scheduler"], r["config"])
+        groups.setdefault(key, []).append(r)
+    rows = []
+    for (scenario, nodes, scheduler, config), rs in sorted(groups.items()):
+        row: dict[str, Any] = {
+            "scenario": scenario,
+            "nodes": nodes,
+            "scheduler": scheduler,
+            "config": config,
+            "pods": rs[0]["pods"],
+            "repeats": len(rs),
+            "complete": all(r["complete"] for r in rs),
+        }
+        for key in (
+            "pods_per_s",
+            "latency_p50_s",
+            "latency_p99_s",
+            "cpu_ms_per_pod",
+            "apiserver_cpu_s_per_1000_pods",
+            "peak_rss_mb",
+        ):
+            values = [r[key] for r in rs if r[key] is not None]
+            row[key] = statistics.median(values) if values else None
+        hinted = [r["batch_attempts"].get("hint_used", 0) for r in rs]
+        row["hint_used"] = int(statistics.median(hinted))
+        row["batch_attempts"] = rs[-1]["batch_attempts"]
+        row["batch_flushes"] = rs[-1]["batch_flushes"]
+        rows.append(row)
+    return rows
+
+
+def markdown(records: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    rows = medians(records)
+    index = {(r["scenario"], r["nodes"], r["scheduler"], r["config"]): r for r in rows}
+    lines = [
+        "# bench.e2e --api real: ours vs kube-scheduler v1.37.2 on kube-apiserver (medians)",
+        "",
+        f"{meta['date']}, {meta['machine']}, repeats {meta['repeats']}, kube-scheduler client "
+        f"qps/burst {CLIENT_QPS}, ours and the ceiling unthrottled, 16 binds in flight for "
+        "ours and the ceiling. pods/s: first create → last bind seen by a watch.",
+        "",
+        "| scenario | nodes | pods | config | scheduler | pods/s | vs kube-on | of ceiling | "
+        "CPU ms/pod | API server CPU s/1000 pods | latency p50 / p99 s | hint_used | RSS MB |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        kube = index.get((r["scenario"], r["nodes"], "kube-on", r["config"]))
+        ceiling = index.get((r["scenario"], r["nodes"], "ceiling", CONFIGS[0]))
+        vs = r["pods_per_s"] / kube["pods_per_s"] if kube and kube["pods_per_s"] else None
+        of = r["pods_per_s"] / ceiling["pods_per_s"] if ceiling and ceiling["pods_per_s"] else None
+        done = "" if r["complete"] else " (incomplete)"
+        lines.append(
+            f"| {r['scenario']} | {r['nodes']} | {r['pods']} | {r['config']} | "
+            f"{r['scheduler']}{done} | {_f(r['pods_per_s'])} | {_f(vs, '{:.2f}x')} | "
+            f"{_f(of, '{:.0%}')} | {_f(r['cpu_ms_per_pod'], '{:.2f}')} | "
+            f"{_f(r['apiserver_cpu_s_per_1000_pods'], '{:.1f}')} | "
+            f"{_f(r['latency_p50_s'], '{:.2f}')} / {_f(r['latency_p99_s'], '{:.2f}')} | "
+            f"{r['hint_used']} | {_f(r['peak_rss_mb'])} |"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _f(value: Any, pattern: str = "{:.0f}") -> str:
+    return "-" if value is None else pattern.format(value)
+
+
+def plot(records: list[dict[str, Any]], out_dir: Path) -> None:
+    """One PNG per (scenario, config): pods/s vs nodes, every scheduler on one chart."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = medians(records)
+    for scenario, config in sorted({(r["scenario"], r["config"]) for r in rows}):
+        fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
+        for scheduler in SCHEDULERS:
+            cfg = CONFIGS[0] if scheduler == "ceiling" else config
+            pts = sorted(
+                (r["nodes"], r["pods_per_s"])
+                for r in rows
+                if (r["scenario"], r["scheduler"], r["config"]) == (scenario, scheduler, cfg)
+                and r["pods_per_s"]
+            )
+            if pts:
+                style = "^--" if scheduler == "ceiling" else "o-"
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=scheduler)
+        ax.set_xscale("log")
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("nodes")
+        ax.set_ylabel("pods/s (median)")
+        ax.set_title(f"{scenario}, config {config}: real kube-apiserver v1.37.2", fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(out_dir / f"throughput_{scenario}_{config}.png")
+        plt.close(fig)
