@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--resync-interval",
         type=float,
         default=60.0,
-        help="seconds between reconciling LISTs (0: off)",
+        help="seconds between safety-net LISTs; re-lists are reconciled at once (0: off)",
     )
 
     demo = commands.add_parser(
