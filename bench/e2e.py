@@ -691,6 +691,15 @@ def _ssl_for(creds: Credentials) -> ssl.SSLContext | bool:
 # -- the matrix, the reports --------------------------------------------------------------
 
 
+def median_fields(records: list[dict[str, Any]], *keys: str) -> dict[str, Any]:
+    """The median of each of ``keys`` over ``records`` (None values left out; None if all)."""
+    out: dict[str, Any] = {}
+    for key in keys:
+        values = [r[key] for r in records if r[key] is not None]
+        out[key] = statistics.median(values) if values else None
+    return out
+
+
 def medians(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (scenario, nodes, batching): the median of each numeric figure."""
     groups: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
@@ -706,19 +715,20 @@ def medians(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "repeats": len(rs),
             "complete": all(r["complete"] for r in rs),
         }
-        for key in (
-            "pods_per_s",
-            "decision_p50_ms",
-            "decision_p99_ms",
-            "latency_p50_s",
-            "latency_p99_s",
-            "batched_share",
-            "peak_rss_mb",
-            "startup_s",
-            "scheduler_cpu_s",
-        ):
-            values = [r[key] for r in rs if r[key] is not None]
-            row[key] = statistics.median(values) if values else None
+        row.update(
+            median_fields(
+                rs,
+                "pods_per_s",
+                "decision_p50_ms",
+                "decision_p99_ms",
+                "latency_p50_s",
+                "latency_p99_s",
+                "batched_share",
+                "peak_rss_mb",
+                "startup_s",
+                "scheduler_cpu_s",
+            )
+        )
         flushes: dict[str, list[int]] = {}
         for r in rs:
             for reason, n in r["flushes"].items():

@@ -323,6 +323,7 @@ async def run_one(
         for labels, v in metrics.get("scheduler_batch_attempts_total", [])
         if v and "result" in labels
     }
+    cpu_per_pod_ms = round(cpu / max(len(binds), 1) * 1000, 3)
     return {
         "api": "real",
         "scenario": scenario.name,
@@ -336,8 +337,9 @@ async def run_one(
         "pods_per_s": round(len(binds) / span, 1),
         "latency_p50_s": _round(percentile(latencies, 0.5)),
         "latency_p99_s": _round(percentile(latencies, 0.99)),
-        "cpu_s_per_1000_pods": round(cpu / max(len(binds), 1) * 1000, 3),
-        "cpu_ms_per_pod": round(cpu / max(len(binds), 1) * 1000, 3),
+        # One figure under the two names the side-by-side and the per-pod-cost issues use.
+        "cpu_s_per_1000_pods": cpu_per_pod_ms,
+        "cpu_ms_per_pod": cpu_per_pod_ms,
         "apiserver_cpu_s_per_1000_pods": round(api_cpu / max(len(binds), 1) * 1000, 3),
         "peak_rss_mb": round(peak, 1),
         "startup_s": round(t_ready - started, 3),

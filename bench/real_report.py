@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 from typing import TYPE_CHECKING, Any
 
+from bench.e2e import median_fields
 from bench.real import CLIENT_QPS, CONFIGS, SCHEDULERS
 
 if TYPE_CHECKING:
@@ -28,20 +29,19 @@ def medians(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "repeats": len(rs),
             "complete": all(r["complete"] for r in rs),
         }
-        for key in (
-            "pods_per_s",
-            "latency_p50_s",
-            "latency_p99_s",
-            "cpu_ms_per_pod",
-            "apiserver_cpu_s_per_1000_pods",
-            "peak_rss_mb",
-        ):
-            values = [r[key] for r in rs if r[key] is not None]
-            row[key] = statistics.median(values) if values else None
+        row.update(
+            median_fields(
+                rs,
+                "pods_per_s",
+                "latency_p50_s",
+                "latency_p99_s",
+                "cpu_ms_per_pod",
+                "apiserver_cpu_s_per_1000_pods",
+                "peak_rss_mb",
+            )
+        )
         hinted = [r["batch_attempts"].get("hint_used", 0) for r in rs]
         row["hint_used"] = int(statistics.median(hinted))
-        row["batch_attempts"] = rs[-1]["batch_attempts"]
-        row["batch_flushes"] = rs[-1]["batch_flushes"]
         rows.append(row)
     return rows
 

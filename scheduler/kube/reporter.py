@@ -96,7 +96,7 @@ class _Item:
     """Set while the pod's PodScheduled condition is to become False with this reason."""
     action: str
     offered: float
-    """Monotonic time of the report (for the delay metric and retry deadlines)."""
+    """The reporter clock's time of the report (for the delay metric)."""
     wall: float
     """Wall-clock time of the report: the Event's timestamps, a new transition time."""
     seq: int
@@ -228,7 +228,7 @@ class Reporter:
             count,
             condition_reason,
             action,
-            offered=time.monotonic(),
+            offered=self._clock.now(),
             wall=self._wall(),
             seq=seq,
         )
@@ -338,7 +338,7 @@ class Reporter:
 
     def _observe(self, kind: str, item: _Item) -> None:
         if self.metrics is not None:
-            delay = time.monotonic() - item.offered
+            delay = self._clock.now() - item.offered
             self.metrics.report_delay.labels(kind=kind, reason=item.reason).observe(delay)
 
     async def _call(
