@@ -9,5 +9,6 @@ from __future__ import annotations
 from scheduler.cache.cluster_state import CacheError, ClusterState
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
+from scheduler.cache.workloads import Workloads
 
-__all__ = ["CacheError", "ClusterState", "NodeInfo", "Snapshot"]
+__all__ = ["CacheError", "ClusterState", "NodeInfo", "Snapshot", "Workloads"]

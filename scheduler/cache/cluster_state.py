@@ -57,6 +57,7 @@ from scheduler.model.keys import NodeName, Uid
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from scheduler.cache.workloads import Workloads
     from scheduler.model.node import Node
     from scheduler.model.pod import Pod
 
@@ -178,6 +179,11 @@ class ClusterState:
 
     def remove_namespace(self, name: str) -> None:
         self.snapshot.set_namespace_labels(name, None)
+
+    @property
+    def workloads(self) -> Workloads:
+        """Services and pod controllers, for default topology spreading."""
+        return self.snapshot.workloads
 
     # -- reads ---------------------------------------------------------------------------------
 

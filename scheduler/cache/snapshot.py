@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scheduler.cache.workloads import Workloads
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
@@ -28,6 +30,7 @@ class Snapshot:
         "_namespace_labels",
         "_order",
         "_order_dirty",
+        "workloads",
     )
 
     def __init__(self) -> None:
@@ -39,6 +42,8 @@ class Snapshot:
         self._affinity: dict[int, NodeInfo] = {}
         """NodeInfos holding pods with pod (anti-)affinity, keyed by id (ghosts included)."""
         self._anti_affinity: dict[int, NodeInfo] = {}
+        self.workloads = Workloads()
+        """Services and pod controllers (default topology spreading reads them)."""
 
     @classmethod
     def of(

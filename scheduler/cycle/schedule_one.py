@@ -33,6 +33,7 @@ from scheduler.framework.profile import ScheduleResult, SchedulingError
 from scheduler.framework.selection import Selector
 from scheduler.framework.status import Status
 from scheduler.metrics.labels import DivergenceKind, Result
+from scheduler.plugins import names
 
 if TYPE_CHECKING:
     from scheduler.cache.cluster_state import ClusterState
@@ -147,6 +148,30 @@ class Scheduler:
             if self.metrics is not None:
                 self.metrics.unsignable_pods.labels(plugin=signed.refused_by).inc()
         self.queue.add(pod, signed.signature, signed.refused_by)
+
+    def resign(self, namespace: str) -> int:
+        """Sign the queued pods of ``namespace`` again: a Service or pod controller there
+        changed, so default topology spreading may now apply to them or no longer (their
+        signature depends on it). Returns how many signatures changed."""
+        changed = 0
+        for info in self.queue.queued():
+            pod = info.pod
+            if pod.namespace != namespace:
+                continue
+            signed = self.signers[pod.scheduler_name].sign(pod)
+            if signed.signature != info.signature or signed.refused_by != info.refused_by:
+                info.signature, info.refused_by = signed.signature, signed.refused_by
+                changed += 1
+        return changed
+
+    def default_spreading_unsignable(self) -> int:
+        """Queued pods that only default topology spreading keeps from batching."""
+        return sum(
+            1
+            for info in self.queue.queued()
+            if info.refused_by == names.POD_TOPOLOGY_SPREAD
+            and not info.pod.topology_spread_constraints
+        )
 
     # -- the cycle ---------------------------------------------------------------------
 

@@ -1,8 +1,8 @@
 """Raw Kubernetes dicts → model records: the one entry point the rest of the scheduler uses.
 
-A facade over ``parse_pod``, ``parse_node`` and ``parse_selectors`` (one concept each);
-every function raises ``model.errors.ModelError`` naming the object and the field path
-when the input is malformed, and never returns a half-valid record.
+A facade over ``parse_pod``, ``parse_node``, ``parse_workloads`` and ``parse_selectors``
+(one concept each); every function raises ``model.errors.ModelError`` naming the object
+and the field path when the input is malformed, and never returns a half-valid record.
 """
 
 from __future__ import annotations
@@ -16,15 +16,23 @@ from scheduler.model.parse_selectors import (
     node_selector_term_from_raw,
     preferred_scheduling_term_from_raw,
 )
+from scheduler.model.parse_workloads import (
+    controller_from_raw,
+    namespace_from_raw,
+    service_from_raw,
+)
 
 __all__ = [
+    "controller_from_raw",
     "is_scalar_resource_name",
     "label_selector_from_raw",
+    "namespace_from_raw",
     "node_from_raw",
     "node_selector_from_raw",
     "node_selector_term_from_raw",
     "normalize_image",
     "pod_from_raw",
     "preferred_scheduling_term_from_raw",
+    "service_from_raw",
     "taint_from_raw",
 ]

@@ -33,6 +33,7 @@ from scheduler.model.parse_selectors import (
     node_selector_from_raw,
     preferred_scheduling_term_from_raw,
 )
+from scheduler.model.parse_workloads import controller_ref_from_raw
 from scheduler.model.pod import HostPort, Pod
 from scheduler.model.quantity import int_value, milli_value
 from scheduler.model.resources import CPU, MEMORY
@@ -363,4 +364,5 @@ def pod_from_raw(raw: Mapping[str, object]) -> Pod:
             for _, v in volumes
         ),
         has_resource_claims=bool(r.sequence(spec.get("resourceClaims"), "spec.resourceClaims")),
+        controller_ref=controller_ref_from_raw(r, meta),
     )

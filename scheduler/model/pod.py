@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from scheduler.model.labels import NodeSelector, PreferredSchedulingTerm
     from scheduler.model.resources import Resources
     from scheduler.model.taints import Toleration
+    from scheduler.model.workloads import ControllerRef
 
 BATCHING_ANNOTATION = "batch-scheduler.io/batching"
 
@@ -78,6 +79,8 @@ class Pod:
     """Uses a PersistentVolumeClaim or a generic ephemeral volume (not supported yet)."""
     has_resource_claims: bool
     """Uses DRA resource claims (not supported yet)."""
+    controller_ref: ControllerRef | None = None
+    """The ``ownerReferences`` entry with ``controller: true`` (default spreading reads it)."""
 
     def with_node_name(self, node_name: str) -> Pod:
         """A copy placed on ``node_name`` (assume). Per pod on the hot path, so it copies

@@ -137,6 +137,10 @@ class SchedulingQueue:
     def get(self, uid: Uid) -> QueuedPodInfo | None:
         return self._pods.get(uid)
 
+    def queued(self) -> list[QueuedPodInfo]:
+        """Every queued pod, in no particular order (in-flight pods are not queued)."""
+        return list(self._pods.values())
+
     @property
     def in_flight(self) -> int:
         return len(self._in_flight)
