@@ -83,3 +83,6 @@ async def run_flushes(scheduler: Scheduler, *, interval: float = FLUSH_INTERVAL)
             reported = set(by_plugin)
             scheduler.metrics.cache_nodes.set(scheduler.cluster.num_nodes)
             scheduler.metrics.cache_pods.set(scheduler.cluster.num_pods)
+            scheduler.metrics.default_spreading_unsignable.set(
+                scheduler.default_spreading_unsignable()
+            )

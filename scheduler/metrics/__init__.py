@@ -167,6 +167,13 @@ class Metrics:
             ["plugin"],
             registry=r,
         )
+        self.default_spreading_unsignable = Gauge(
+            "batch_scheduler_default_spreading_unsignable_pods",
+            "Queued pods that only default topology spreading keeps from batching (PodTopologySpread "
+            "defaultingType System, or List with defaultConstraints, and a Service or controller "
+            "selecting the pod).",
+            registry=r,
+        )
         self.batching_disabled = Gauge(
             "batch_scheduler_batching_disabled",
             "1 when a profile cannot batch because the named plugin cannot sign pods.",
