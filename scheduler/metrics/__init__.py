@@ -169,9 +169,9 @@ class Metrics:
         )
         self.default_spreading_unsignable = Gauge(
             "batch_scheduler_default_spreading_unsignable_pods",
-            "Queued pods that only default topology spreading keeps from batching (PodTopologySpread "
-            "defaultingType System, or List with defaultConstraints, and a Service or controller "
-            "selecting the pod).",
+            "Queued pods that only default topology spreading keeps from batching "
+            "(PodTopologySpread defaultingType System, or List with defaultConstraints, and a "
+            "Service or controller selecting the pod).",
             registry=r,
         )
         self.batching_disabled = Gauge(
