@@ -1,35 +1,39 @@
-"""PodTopologySpread: spread a pod's group evenly over topology domains (kube v1.35).
+"""PodTopologySpread: spread a pod's group evenly over topology domains (kube v1.37).
 
 What: PreFilter counts, per hard (``DoNotSchedule``) constraint of the incoming pod, the
 matching pods in every topology domain over the nodes that pass the constraint's node
 inclusion policies, and keeps the global minimum; Filter rejects a node whose domain would
 exceed ``maxSkew``. PreScore/Score/NormalizeScore do the same for soft (``ScheduleAnyway``)
 constraints, weighting each constraint by ``log(domains + 2)`` and reversing the counts so
-that the emptiest domain scores highest. Sign: a pod with constraints is unsignable.
+that the emptiest domain scores highest.
 
 Why like this: the arithmetic (integer skew, float weights rounded half away from zero,
 integer normalization) follows kube-scheduler's podtopologyspread package so that our
 decisions are kube's.
 
-Default constraints: kube applies ``defaultConstraints`` (or, with ``defaultingType:
-System``, its built-in hostname/zone pair) only to pods without constraints of their own,
-and builds their selector from the Services, ReplicationControllers, ReplicaSets and
-StatefulSets that select the pod. We do not watch those objects, so no default constraint
-is ever applied here: with ``System`` there is nothing to apply, and with ``List`` a pod
-without constraints is treated as having none. Such pods stay unsignable under ``List``
-(KEP-5598: a pod is unsignable when constraints are set or defaults are configured), so
-batching never groups pods whose placement kube would spread. Under ``System`` kube's
-SignPod also refuses every pod (its built-in defaults count as configured); we sign such
-pods, because here no default ever applies and the plugin reads nothing of them.
+Default constraints, as kube: a pod without constraints of its own gets the default ones
+(``defaultingType: System``: soft hostname maxSkew 3 and zone maxSkew 5; ``List``: the
+configured ``defaultConstraints``), all with the pod's DefaultSelector
+(``cache.workloads``: the Services of its namespace that select it, and the RC, ReplicaSet
+or StatefulSet that controls it). An empty DefaultSelector means no default applies. Only
+under System defaults may a node lack a topology key in PreScore: it then counts under the
+empty value and its own Score leaves that constraint out (kube's ``requireAllTopologies``).
 
-Neighbours: framework.interfaces (the protocols implemented here), cache.node_info and
-cache.snapshot (what is counted), model.affinity (TopologySpreadConstraint records).
+Sign (KEP-5598), a documented departure: a pod with constraints of its own, or one to
+which default constraints apply, is unsignable; every other pod signs as ``()``. kube's
+SignPod refuses every pod once defaults are configured (always, under System), even pods
+nothing selects, such as a Job's; those read nothing here, so we batch them. A Service or
+controller that comes or goes re-signs the queued pods of its namespace
+(``Scheduler.resign``).
+
+Neighbours: framework.interfaces (the protocols implemented here), cache.node_info,
+cache.snapshot and cache.workloads (what is counted, and the DefaultSelector),
+model.affinity (TopologySpreadConstraint records), pod_topology_spread_args (the args).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -37,33 +41,50 @@ from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
 from scheduler.framework.interfaces import MAX_NODE_SCORE
 from scheduler.model.taints import Effect
+from scheduler.plugins.pod_topology_spread_args import (
+    DO_NOT_SCHEDULE,
+    HONOR,
+    IGNORE,
+    LABEL_HOSTNAME,
+    LIST_DEFAULTING,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULTING,
+    DefaultConstraint,
+    effective_defaults,
+    parse_args,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Iterable, Sequence
+    from collections.abc import Hashable, Iterable, Mapping, Sequence
 
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.snapshot import Snapshot
+    from scheduler.cache.workloads import Workloads
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.interfaces import Handle, PluginArgs
     from scheduler.model.labels import LabelSelector
     from scheduler.model.node import Node
     from scheduler.model.pod import Pod
 
+__all__ = [
+    "DO_NOT_SCHEDULE",
+    "HONOR",
+    "IGNORE",
+    "LABEL_HOSTNAME",
+    "LIST_DEFAULTING",
+    "NAME",
+    "SCHEDULE_ANYWAY",
+    "SYSTEM_DEFAULTING",
+    "DefaultConstraint",
+    "PodTopologySpread",
+]
+
 NAME = "PodTopologySpread"
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
 
-DO_NOT_SCHEDULE = "DoNotSchedule"
-SCHEDULE_ANYWAY = "ScheduleAnyway"
-HONOR = "Honor"
-IGNORE = "Ignore"
-SYSTEM_DEFAULTING = "System"
-LIST_DEFAULTING = "List"
-LABEL_HOSTNAME = "kubernetes.io/hostname"
-
 _MAX_INT32 = 2**31 - 1
-_ARGS = "PodTopologySpreadArgs"
 _BLOCKING_EFFECTS = (Effect.NO_SCHEDULE, Effect.NO_EXECUTE)
 
 
@@ -114,7 +135,28 @@ class PodTopologySpread:
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         self._handle = handle
-        self.defaulting_type, self.default_constraints = _parse_args(args)
+        self.defaulting_type, configured = parse_args(args)
+        self.default_constraints = effective_defaults(self.defaulting_type, configured)
+        """What a pod without constraints of its own gets (kube's pl.defaultConstraints)."""
+        self._system_defaulted = self.defaulting_type == SYSTEM_DEFAULTING
+        self._defaults_by_action = {
+            action: tuple(c for c in self.default_constraints if c.when_unsatisfiable == action)
+            for action in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)
+        }
+
+    def _constraints(self, pod: Pod, action: str, workloads: Workloads) -> tuple[_Constraint, ...]:
+        """kube's getConstraints: the pod's own constraints with ``whenUnsatisfiable ==
+        action``; without any, the default ones with the pod's DefaultSelector (none when
+        that selector is empty)."""
+        if pod.topology_spread_constraints:
+            return _own_constraints(pod, action)
+        defaults = self._defaults_by_action[action]
+        if not defaults:
+            return ()
+        selector = workloads.default_selector(pod)
+        if selector.empty:
+            return ()
+        return tuple(_from_default(c, selector) for c in defaults)
 
     # -- PreFilter / Filter (DoNotSchedule) -------------------------------------------------
 
@@ -122,7 +164,7 @@ class PodTopologySpread:
         self, state: CycleState, pod: Pod, snapshot: Snapshot
     ) -> tuple[frozenset[str] | None, st.Status]:
         """Count matching pods per domain for the hard constraints; Skip without any."""
-        constraints = _constraints_of(pod, DO_NOT_SCHEDULE)
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE, snapshot.workloads)
         if not constraints:
             return None, st.SKIP
         counts: tuple[dict[str, int], ...] = tuple({} for _ in constraints)
@@ -166,27 +208,30 @@ class PodTopologySpread:
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> st.Status:
         """Count matching pods per domain seen among ``nodes``; Skip without soft constraints."""
-        all_nodes = self._handle.snapshot.node_infos
+        snapshot = self._handle.snapshot
+        all_nodes = snapshot.node_infos
         if not all_nodes:
             return st.SKIP
-        constraints = _constraints_of(pod, SCHEDULE_ANYWAY)
+        constraints = self._constraints(pod, SCHEDULE_ANYWAY, snapshot.workloads)
         if not constraints:
             return st.SKIP
+        # Nodes need every topology key, except under the System defaults: then a node
+        # without the zone label still gets hostname spreading, its zone counting as "".
+        require_all = bool(pod.topology_spread_constraints) or not self._system_defaulted
         # Only domains that hold a filtered node are counted; the hostname domain is counted
-        # per node in Score. kube requires every topology key on a node unless the
-        # constraints came from the System defaults, which we never apply.
+        # per node in Score.
         counts: tuple[dict[str, int], ...] = tuple({} for _ in constraints)
         ignored: set[str] = set()
         for info in nodes:
             node = info.node
             if node is None:
                 continue
-            if not _has_all_keys(node.labels, constraints):
+            if require_all and not _has_all_keys(node.labels, constraints):
                 ignored.add(node.name)
                 continue
             for i, c in enumerate(constraints):
                 if c.topology_key != LABEL_HOSTNAME:
-                    counts[i].setdefault(node.labels[c.topology_key], 0)
+                    counts[i].setdefault(node.labels.get(c.topology_key, ""), 0)
         weights = tuple(
             _topology_weight(
                 len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(counts[i])
@@ -195,12 +240,12 @@ class PodTopologySpread:
         )
         for info in all_nodes:
             node = info.node
-            if node is None or not _has_all_keys(node.labels, constraints):
+            if node is None or (require_all and not _has_all_keys(node.labels, constraints)):
                 continue
             for i, c in enumerate(constraints):
                 if not _node_included(c, pod, node):
                     continue
-                value = node.labels[c.topology_key]
+                value = node.labels.get(c.topology_key, "")
                 if value not in counts[i]:
                     continue
                 counts[i][value] += _count_matching(info.pods.values(), c, pod.namespace)
@@ -252,8 +297,13 @@ class PodTopologySpread:
     # -- Sign (KEP-5598) --------------------------------------------------------------------
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
-        """Unsignable with constraints or configured default constraints; else nothing read."""
-        if pod.topology_spread_constraints or self.default_constraints:
+        """Unsignable when constraints apply (its own, or defaults with a non-empty
+        DefaultSelector); otherwise the plugin reads nothing of the pod."""
+        if pod.topology_spread_constraints:
+            return None
+        if self.default_constraints and not (
+            self._handle.snapshot.workloads.default_selector(pod).empty
+        ):
             return None
         return ()
 
@@ -261,8 +311,9 @@ class PodTopologySpread:
 # -- helpers ------------------------------------------------------------------------------
 
 
-def _constraints_of(pod: Pod, action: str) -> tuple[_Constraint, ...]:
-    """The pod's own constraints with ``whenUnsatisfiable == action`` (no defaults: see top)."""
+def _own_constraints(pod: Pod, action: str) -> tuple[_Constraint, ...]:
+    """The pod's own constraints with ``whenUnsatisfiable == action`` (matchLabelKeys were
+    merged into the selector by the parser)."""
     return tuple(
         _Constraint(
             max_skew=c.max_skew,
@@ -274,6 +325,19 @@ def _constraints_of(pod: Pod, action: str) -> tuple[_Constraint, ...]:
         )
         for c in pod.topology_spread_constraints
         if c.when_unsatisfiable == action
+    )
+
+
+def _from_default(c: DefaultConstraint, selector: LabelSelector) -> _Constraint:
+    """A default constraint with the pod's DefaultSelector. kube merges matchLabelKeys into
+    the entry's (nil) selector first and then replaces it, so they change nothing."""
+    return _Constraint(
+        max_skew=c.max_skew,
+        topology_key=c.topology_key,
+        selector=selector,
+        min_domains=c.min_domains if c.min_domains is not None else 1,
+        honor_node_affinity=(c.node_affinity_policy or HONOR) == HONOR,
+        honor_node_taints=(c.node_taints_policy or IGNORE) == HONOR,
     )
 
 
@@ -305,9 +369,18 @@ def _matches_required_node_affinity(pod: Pod, node: Node) -> bool:
 
 
 def _count_matching(pods: Iterable[Pod], c: _Constraint, namespace: str) -> int:
-    """Pods of ``namespace`` that the selector matches, terminating ones excluded (#87621)."""
+    """Pods of ``namespace`` that the selector matches, terminating ones excluded (#87621).
+
+    A nil or empty selector counts no pod (kube's countPodsMatchSelector), although an
+    empty one still matches the incoming pod itself in Filter.
+    """
+    selector = c.selector
+    if selector is None or selector.empty:
+        return 0
     return sum(
-        1 for p in pods if not p.deleting and p.namespace == namespace and c.selects(p.labels)
+        1
+        for p in pods
+        if not p.deleting and p.namespace == namespace and selector.matches(p.labels)
     )
 
 
@@ -320,101 +393,3 @@ def _round_half_away(value: float) -> int:
     """Go's math.Round for a non-negative float (Python's round() rounds half to even)."""
     whole = math.floor(value)
     return int(whole) + (1 if value - whole >= 0.5 else 0)
-
-
-# -- args ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class DefaultConstraint:
-    """One ``defaultConstraints`` entry (validated; kept to decide signability)."""
-
-    max_skew: int
-    topology_key: str
-    when_unsatisfiable: str
-
-
-_CONSTRAINT_FIELDS = frozenset(
-    {
-        "maxSkew",
-        "topologyKey",
-        "whenUnsatisfiable",
-        "labelSelector",
-        "minDomains",
-        "nodeAffinityPolicy",
-        "nodeTaintsPolicy",
-        "matchLabelKeys",
-    }
-)
-
-
-def _parse_args(args: PluginArgs) -> tuple[str, tuple[DefaultConstraint, ...]]:
-    """Validate PodTopologySpreadArgs as kube's ValidatePodTopologySpreadArgs does."""
-    unknown = sorted(set(args) - {"apiVersion", "kind", "defaultingType", "defaultConstraints"})
-    if unknown:
-        raise ValueError(f"{_ARGS}: unknown field(s): {', '.join(unknown)}")
-    defaulting = args.get("defaultingType", SYSTEM_DEFAULTING)
-    if defaulting not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
-        raise ValueError(
-            f'{_ARGS}.defaultingType: unsupported value {defaulting!r}: must be "System" or "List"'
-        )
-    raw = args.get("defaultConstraints")
-    if raw is None:
-        raw = []
-    if not isinstance(raw, list):
-        raise ValueError(f"{_ARGS}.defaultConstraints: must be a list")
-    if defaulting == SYSTEM_DEFAULTING and raw:
-        raise ValueError(
-            f'{_ARGS}.defaultingType: invalid value "System":'
-            " when .defaultConstraints are not empty"
-        )
-    parsed: list[DefaultConstraint] = []
-    for i, entry in enumerate(raw):
-        parsed.append(_parse_default_constraint(f"{_ARGS}.defaultConstraints[{i}]", entry))
-    seen: set[tuple[str, str]] = set()
-    for i, c in enumerate(parsed):
-        pair = (c.topology_key, c.when_unsatisfiable)
-        if pair in seen:
-            raise ValueError(
-                f"{_ARGS}.defaultConstraints[{i}]: duplicate topologyKey {c.topology_key!r}"
-                f" with whenUnsatisfiable {c.when_unsatisfiable!r}"
-            )
-        seen.add(pair)
-    return str(defaulting), tuple(parsed)
-
-
-def _parse_default_constraint(path: str, entry: object) -> DefaultConstraint:
-    if not isinstance(entry, Mapping):
-        raise ValueError(f"{path}: must be a mapping")
-    unknown = sorted(str(k) for k in entry if k not in _CONSTRAINT_FIELDS)
-    if unknown:
-        raise ValueError(f"{path}: unknown field(s): {', '.join(unknown)}")
-    max_skew = entry.get("maxSkew")
-    if not isinstance(max_skew, int) or isinstance(max_skew, bool) or max_skew <= 0:
-        raise ValueError(f"{path}.maxSkew: must be greater than zero")
-    topology_key = entry.get("topologyKey")
-    if not isinstance(topology_key, str) or not topology_key:
-        raise ValueError(f"{path}.topologyKey: must be a non-empty string")
-    when = entry.get("whenUnsatisfiable")
-    if when not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
-        raise ValueError(
-            f'{path}.whenUnsatisfiable: unsupported value {when!r}: must be "DoNotSchedule"'
-            ' or "ScheduleAnyway"'
-        )
-    if entry.get("labelSelector") is not None:
-        raise ValueError(
-            f"{path}.labelSelector: forbidden: constraint must not define a selector,"
-            " as they deduced for each pod"
-        )
-    for policy in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
-        value = entry.get(policy)
-        if value is not None and value not in (HONOR, IGNORE):
-            raise ValueError(
-                f'{path}.{policy}: unsupported value {value!r}: must be "Honor" or "Ignore"'
-            )
-    min_domains = entry.get("minDomains")
-    if min_domains is not None and (
-        not isinstance(min_domains, int) or isinstance(min_domains, bool) or min_domains <= 0
-    ):
-        raise ValueError(f"{path}.minDomains: must be greater than zero")
-    return DefaultConstraint(max_skew, topology_key, str(when))

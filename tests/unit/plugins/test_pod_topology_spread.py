@@ -345,8 +345,8 @@ def expect(**by_node: st.Status) -> dict[str, st.Status]:
             incoming(spread(1, "node", selector={})),
             four_nodes(),
             SPREAD_2_1_0_3,
-            expect(a=SKEW, b=SKEW, y=SKEW),
-            id="empty-selector-matches-every-pod",
+            expect(),
+            id="empty-selector-counts-no-pod-so-every-node-fits",
         ),
         pytest.param(
             incoming(HARD_ZONE, HARD_NODE),
@@ -399,19 +399,6 @@ def test_pre_filter_skips_without_hard_constraints(pod: Raw) -> None:
     """PreFilter returns Skip when the pod has no DoNotSchedule constraint."""
     snap = snapshot_of(four_nodes(), [])
     _, status = plugin(snap).pre_filter(CycleState(), parse.pod_from_raw(pod), snap)
-    assert status.is_skip
-
-
-def test_list_default_constraints_are_not_applied() -> None:
-    """Configured defaults need the pod's Services/controllers, which we do not watch."""
-    snap = snapshot_of(four_nodes(), [])
-    args = {
-        "defaultingType": "List",
-        "defaultConstraints": [
-            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
-        ],
-    }
-    _, status = plugin(snap, args).pre_filter(CycleState(), parse.pod_from_raw(make_pod("p")), snap)
     assert status.is_skip
 
 
@@ -511,6 +498,22 @@ PODS_4_2_1_3 = [
             [*pods_on("node-a", 2), *pods_on("node-b", 1), *pods_on("node-d", 3)],
             [100, 100, 100, 100],
             id="hostname-nil-selector-counts-nothing",
+        ),
+        pytest.param(
+            incoming(spread(1, HOSTNAME, "ScheduleAnyway", selector={})),
+            host_nodes("node-a", "node-b", "node-c", "node-d"),
+            [],
+            [*pods_on("node-a", 2), *pods_on("node-b", 1), *pods_on("node-d", 3)],
+            [100, 100, 100, 100],
+            id="hostname-empty-selector-counts-nothing",
+        ),
+        pytest.param(
+            incoming(spread(1, "zone", "ScheduleAnyway", selector={}, matchLabelKeys=["foo"])),
+            zone_nodes(*ZONES_ABXY),
+            [],
+            [*pods_on("node-a", 1), on("node-x", "x1", bar="")],
+            [0, 0, 100, 100],
+            id="empty-selector-with-match-label-keys-counts-the-merged-labels",
         ),
         pytest.param(
             incoming(spread(2, HOSTNAME, "ScheduleAnyway")),
@@ -766,6 +769,21 @@ def _default(**overrides: Any) -> Raw:
             id="entry-not-a-mapping",
         ),
         pytest.param(
+            {"defaultingType": "List", "defaultConstraints": [_default(matchLabelKeys="app")]},
+            "PodTopologySpreadArgs.defaultConstraints[0].matchLabelKeys: must be a list of strings",
+            id="match-label-keys-not-a-list",
+        ),
+        pytest.param(
+            {"defaultingType": "List", "defaultConstraints": [_default(minDomains=0)]},
+            "PodTopologySpreadArgs.defaultConstraints[0].minDomains: must be greater than zero",
+            id="min-domains-zero",
+        ),
+        pytest.param(
+            {"defaultingType": "List", "defaultConstraints": [_default(nodeTaintsPolicy="Yes")]},
+            "PodTopologySpreadArgs.defaultConstraints[0].nodeTaintsPolicy: unsupported value",
+            id="bad-node-taints-policy",
+        ),
+        pytest.param(
             {"spreadDefaults": []},
             "PodTopologySpreadArgs: unknown field(s): spreadDefaults",
             id="unknown-field",
@@ -782,11 +800,11 @@ def test_args_rejected(args: Raw, message: str) -> None:
 @pytest.mark.parametrize(
     ("args", "defaulting", "count"),
     [
-        pytest.param({}, "System", 0, id="empty-means-system"),
+        pytest.param({}, "System", 2, id="empty-means-system-with-its-two-defaults"),
         pytest.param(
             {"kind": "PodTopologySpreadArgs", "defaultingType": "System"},
             "System",
-            0,
+            2,
             id="kind-is-accepted",
         ),
         pytest.param(
@@ -806,7 +824,7 @@ def test_args_rejected(args: Raw, message: str) -> None:
     ],
 )
 def test_args_accepted(args: Raw, defaulting: str, count: int) -> None:
-    """Valid args are kept as given."""
+    """Valid args are kept as given; System brings kube's hostname/zone pair."""
     pl = plugin(Snapshot(), args)
     assert (pl.defaulting_type, len(pl.default_constraints)) == (defaulting, count)
 
@@ -832,14 +850,16 @@ LIST_ARGS = {"defaultingType": "List", "defaultConstraints": [_default()]}
         pytest.param({}, incoming(SOFT_ZONE), False, id="soft-constraint-is-unsignable"),
         pytest.param(
             LIST_ARGS,
-            make_pod("p"),
-            False,
-            id="configured-default-constraints-make-every-pod-unsignable",
+            make_pod("p", labels={"app": "web"}),
+            True,
+            id="list-defaults-but-nothing-selects-the-pod-is-signable",
         ),
+        pytest.param(LIST_ARGS, incoming(SOFT_ZONE), False, id="own-constraint-under-list"),
     ],
 )
 def test_sign_pod(args: Raw, pod: Raw, signable: bool) -> None:
-    """Pods with constraints, or under configured defaults, cannot be signed (KEP-5598)."""
+    """Pods with constraints cannot be signed (KEP-5598); without them, and with no Service
+    or controller selecting them, no default applies and they sign as ``()``."""
     fragment = plugin(Snapshot(), args).sign_pod(parse.pod_from_raw(pod))
     assert (fragment is not None) is signable
     if signable:
