@@ -4,101 +4,42 @@ The same cache, profiles, queue, batching and cycle as ``run``; only the edges d
 bind succeeds at once (and is confirmed as the watch would), events are collected, time is
 a fake clock that does not move (so batch state never expires mid-run and results do not
 depend on machine speed). Each pending pod is attempted once, in queue order.
+
+The snapshot file is read by ``app.snapshot_file`` (re-exported here for the CLI): besides
+Nodes and Pods, its Namespaces, Services and pod controllers go into the cache before any
+pod is signed, since default topology spreading and namespace selectors read them.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scheduler.app.core import build_scheduler
-from scheduler.app.input_file import InputFileError, read_documents
+from scheduler.app.snapshot_file import InputError, Snapshot, read_snapshot_file
 from scheduler.batching.signature import BatchingMode
 from scheduler.clock import FakeClock
 from scheduler.cycle.ports import BindResult
 from scheduler.cycle.schedule_one import BatchingSettings
-from scheduler.model.errors import ModelError
-from scheduler.model.parse import node_from_raw, pod_from_raw
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from pathlib import Path
 
     from scheduler.cycle.ports import BindDone, BindRequest
     from scheduler.cycle.schedule_one import Scheduler
     from scheduler.framework.config import SchedulerConfig
-    from scheduler.model.node import Node
     from scheduler.model.pod import Pod
 
-
-class InputError(ValueError):
-    """The snapshot is not valid: names the document index, object and field."""
-
-
-@dataclass(slots=True)
-class Snapshot:
-    nodes: list[Node] = field(default_factory=list)
-    running: list[Pod] = field(default_factory=list)
-    pending: list[Pod] = field(default_factory=list)
-
-
-def read_snapshot_file(path: Path, scheduler_names: set[str]) -> Snapshot:
-    """The snapshot in ``path``; InputError (one line: file, document, object, field)."""
-    try:
-        docs = read_documents(path)
-    except InputFileError as exc:
-        raise InputError(str(exc)) from None
-    try:
-        return snapshot_from_documents(docs, scheduler_names)
-    except InputError as exc:
-        raise InputError(f"{path}: {exc}") from None
-
-
-def snapshot_from_documents(docs: list[object], scheduler_names: set[str]) -> Snapshot:
-    """Nodes and Pods from parsed documents; an object given twice names both documents.
-
-    Two documents with the same Node name or Pod namespace/name are one API object written
-    twice (the API server would refuse the second): placing both would invent capacity.
-    """
-    snapshot = Snapshot()
-    first_seen: dict[str, int] = {}
-    for index, doc in enumerate(docs):
-        if doc is None:
-            continue
-        if not isinstance(doc, dict):
-            raise InputError(f"document {index}: must be a mapping, got {type(doc).__name__}")
-        kind = doc.get("kind")
-        metadata = doc.get("metadata")
-        if isinstance(metadata, dict) and not metadata.get("uid"):
-            # Snapshots are hand-written: give each object the identity the API server would.
-            metadata["uid"] = f"simulate-{index}"
-        try:
-            if kind == "Node":
-                node = node_from_raw(doc)
-                _once(first_seen, f"Node {node.name}", index)
-                _once(first_seen, f"uid {node.uid}", index)
-                snapshot.nodes.append(node)
-            elif kind == "Pod":
-                pod = pod_from_raw(doc)
-                _once(first_seen, f"Pod {pod.key}", index)
-                _once(first_seen, f"uid {pod.uid}", index)
-                if pod.node_name:
-                    snapshot.running.append(pod)
-                elif pod.scheduler_name in scheduler_names and not pod.terminal:
-                    snapshot.pending.append(pod)
-            else:
-                raise InputError(f"document {index}: kind {kind!r} is not supported (Node or Pod)")
-        except ModelError as exc:
-            raise InputError(f"document {index}: {exc}") from exc
-    return snapshot
-
-
-def _once(first_seen: dict[str, int], what: str, index: int) -> None:
-    earlier = first_seen.setdefault(what, index)
-    if earlier != index:
-        raise InputError(f"documents {earlier} and {index}: both are {what}")
+__all__ = [
+    "InputError",
+    "Snapshot",
+    "compare",
+    "read_snapshot_file",
+    "render_table",
+    "simulate",
+    "to_json",
+]
 
 
 class _ImmediateBinder:
@@ -146,10 +87,18 @@ def simulate(
         seed=seed,
     )
     binder.scheduler = scheduler
+    cluster = scheduler.cluster
+    # Before any pod is queued: a pod's signature depends on what selects it.
+    for namespace in snapshot.namespaces:
+        cluster.set_namespace(namespace.name, namespace.labels)
+    for service in snapshot.services:
+        cluster.workloads.set_service(service)
+    for controller in snapshot.controllers:
+        cluster.workloads.set_controller(controller)
     for node in snapshot.nodes:
-        scheduler.cluster.add_node(node)
+        cluster.add_node(node)
     for pod in snapshot.running:
-        scheduler.cluster.add_pod(pod)
+        cluster.add_pod(pod)
     for pod in snapshot.pending:
         scheduler.enqueue(pod)
     placements: list[dict[str, Any]] = []
@@ -158,7 +107,7 @@ def simulate(
         for info in group:
             pod = info.pod
             scheduler.schedule_one(info)
-            assigned = scheduler.cluster.get_pod(pod.uid)
+            assigned = cluster.get_pod(pod.uid)
             placed = assigned.node_name if assigned is not None else None
             placements.append(
                 {
@@ -179,6 +128,7 @@ def simulate(
             "decision_seconds": round(stats.decision_seconds, 6),
             "wall_seconds": round(wall, 6),
             "batching": str(mode),
+            "ignored": dict(sorted(snapshot.ignored.items())),
         },
     }
 
@@ -195,6 +145,9 @@ def render_table(report: Mapping[str, Any]) -> str:
         f"batched {summary['batched']}, full passes {summary['full_passes']}, "
         f"decision {summary['decision_seconds'] * 1000:.1f} ms"
     )
+    if ignored := summary.get("ignored"):
+        kinds = ", ".join(f"{kind} {count}" for kind, count in ignored.items())
+        lines.append(f"ignored (cannot affect a decision): {kinds}")
     return "\n".join(lines)
 
 

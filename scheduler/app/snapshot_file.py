@@ -1,0 +1,242 @@
+"""Read a ``simulate`` snapshot: the cluster objects a scheduling decision depends on.
+
+A snapshot is what a user gets from ``kubectl get nodes,pods,namespaces,services,
+replicasets,statefulsets,replicationcontrollers -A -o yaml`` (one ``kind: List`` document)
+or a hand-written multi-document YAML; both are read, and so are lists inside either
+(``v1/List``, or a typed list such as ``PodList`` whose items may leave out their kind).
+
+Used, each through the same ``model.parse`` function as ``run``: Nodes, Pods, Namespaces
+(labels, for pod-affinity ``namespaceSelector``), Services, ReplicationControllers,
+ReplicaSets and StatefulSets (the DefaultSelector of default topology spreading). Every
+other kind cannot affect a decision yet and is counted by kind in ``Snapshot.ignored``
+(ConfigMaps, Deployments, Events, ...; also PriorityClasses, PodDisruptionBudgets,
+PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes until preemption
+and volume binding use them). A kind we use that comes from another API group (a Knative
+``serving.knative.dev/Service``) is not ours and is counted as ``Service.serving.knative.dev``.
+
+A malformed object of a used kind is an :class:`InputError` naming where it is, the
+object and the field: ``document 0, items[3]: Pod ns/name: spec.containers[0]...``.
+
+What the API server would have added, and a hand-written file leaves out, is added here:
+a uid per object, the ``kubernetes.io/metadata.name`` label on every Namespace, and a
+Namespace for every namespace an object is in but no document declares.
+
+Neighbours: ``app.input_file`` (bytes to documents), ``model.parse`` (object to record),
+``app.simulate`` (puts the records into the cache and places the pods).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from scheduler.app.input_file import InputFileError, read_documents
+from scheduler.model.errors import ModelError
+from scheduler.model.parse import (
+    controller_from_raw,
+    namespace_from_raw,
+    node_from_raw,
+    pod_from_raw,
+    service_from_raw,
+)
+from scheduler.model.workloads import Controller, ControllerKind, Namespace, Service
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from scheduler.model.node import Node
+    from scheduler.model.pod import Pod
+
+__all__ = [
+    "NAMESPACE_NAME_LABEL",
+    "USED_KINDS",
+    "InputError",
+    "Snapshot",
+    "read_snapshot_file",
+    "snapshot_from_documents",
+]
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+"""Set by the API server on every Namespace (to its name), so selectors can name one."""
+
+USED_KINDS = {
+    "Node": "",
+    "Pod": "",
+    "Namespace": "",
+    "Service": "",
+    "ReplicationController": "",
+    "ReplicaSet": "apps",
+    "StatefulSet": "apps",
+}
+"""Kind → API group of the objects a decision reads today; every other kind is ignored."""
+
+_CONTROLLER_KINDS = {
+    "ReplicationController": ControllerKind.REPLICATION_CONTROLLER,
+    "ReplicaSet": ControllerKind.REPLICA_SET,
+    "StatefulSet": ControllerKind.STATEFUL_SET,
+}
+
+
+class InputError(ValueError):
+    """The snapshot is not valid: names the document (and list item), object and field."""
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """The records of a snapshot file, ready for the cache (see the module docstring)."""
+
+    nodes: list[Node] = field(default_factory=list)
+    running: list[Pod] = field(default_factory=list)
+    pending: list[Pod] = field(default_factory=list)
+    namespaces: list[Namespace] = field(default_factory=list)
+    services: list[Service] = field(default_factory=list)
+    controllers: list[Controller] = field(default_factory=list)
+    ignored: dict[str, int] = field(default_factory=dict)
+    """Objects skipped because they cannot affect a decision, counted by kind."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where an object is: a document and, inside lists, the item indices."""
+
+    document: int
+    items: tuple[int, ...] = ()
+
+    def item(self, index: int) -> _Place:
+        return _Place(self.document, (*self.items, index))
+
+    @property
+    def uid(self) -> str:
+        """The identity the API server would have given a hand-written object."""
+        return "-".join(["simulate", str(self.document), *map(str, self.items)])
+
+    def __str__(self) -> str:
+        path = ".".join(f"items[{i}]" for i in self.items)
+        return f"document {self.document}, {path}" if path else f"document {self.document}"
+
+
+def read_snapshot_file(path: Path, scheduler_names: set[str]) -> Snapshot:
+    """The snapshot in ``path``; InputError (one line: file, document, object, field)."""
+    try:
+        docs = read_documents(path)
+    except InputFileError as exc:
+        raise InputError(str(exc)) from None
+    try:
+        return snapshot_from_documents(docs, scheduler_names)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def snapshot_from_documents(docs: list[object], scheduler_names: set[str]) -> Snapshot:
+    """The records of parsed documents; pods of other schedulers that are not running are
+    left out (they neither consume nor wait for us)."""
+    builder = _Builder(scheduler_names)
+    for index, doc in enumerate(docs):
+        if doc is not None:  # an empty document (``---`` twice) is allowed, as kubectl does
+            builder.add(doc, _Place(index))
+    return builder.finish()
+
+
+class _Builder:
+    """Collects records, detects objects given twice, counts the ignored ones."""
+
+    def __init__(self, scheduler_names: set[str]) -> None:
+        self._names = scheduler_names
+        self._snapshot = Snapshot()
+        self._first_seen: dict[str, _Place] = {}
+
+    def add(
+        self, raw: object, place: _Place, *, implied: tuple[str | None, str] | None = None
+    ) -> None:
+        """One object or list; ``implied`` is the (apiVersion, kind) of a typed list's items."""
+        if not isinstance(raw, dict):
+            raise InputError(f"{place}: must be a mapping, got {type(raw).__name__}")
+        api_version = raw.get("apiVersion", implied[0] if implied else None)
+        kind = raw.get("kind", implied[1] if implied else None)
+        if not isinstance(kind, str) or not kind:
+            raise InputError(f"{place}: kind: must be a non-empty string, got {kind!r}")
+        if api_version is not None and not isinstance(api_version, str):
+            raise InputError(f"{place}: apiVersion: must be a string, got {api_version!r}")
+        if kind == "List" or (kind.endswith("List") and "items" in raw):
+            self._add_list(raw, kind, api_version, place)
+            return
+        group = api_version.rpartition("/")[0] if api_version else None
+        expected = USED_KINDS.get(kind)
+        if expected is None or (group is not None and group != expected):
+            key = kind if expected is None else f"{kind}.{group}"  # kubectl's Kind.group
+            self._snapshot.ignored[key] = self._snapshot.ignored.get(key, 0) + 1
+            return
+        metadata = raw.get("metadata")
+        if isinstance(metadata, dict) and not metadata.get("uid"):
+            metadata["uid"] = place.uid
+        try:
+            self._use(kind, raw, place)
+        except ModelError as exc:
+            raise InputError(f"{place}: {exc}") from exc
+
+    def _add_list(self, raw: dict[str, object], kind: str, api: str | None, at: _Place) -> None:
+        items = raw.get("items")
+        if items is None:  # kubectl prints ``items: []``; a missing list is as empty
+            return
+        if not isinstance(items, list):
+            raise InputError(f"{at}: items: expected a list, got {type(items).__name__}")
+        # A typed list's items are of its kind; a v1 List holds anything, so each says.
+        implied = (api, kind.removesuffix("List")) if kind != "List" else None
+        for index, item in enumerate(items):
+            self.add(item, at.item(index), implied=implied)
+
+    def _use(self, kind: str, raw: dict[str, object], place: _Place) -> None:
+        snapshot = self._snapshot
+        if kind == "Node":
+            node = node_from_raw(raw)
+            self._once(f"Node {node.name}", place)
+            self._once(f"uid {node.uid}", place)
+            snapshot.nodes.append(node)
+        elif kind == "Pod":
+            pod = pod_from_raw(raw)
+            self._once(f"Pod {pod.key}", place)
+            self._once(f"uid {pod.uid}", place)
+            if pod.node_name:
+                snapshot.running.append(pod)
+            elif pod.scheduler_name in self._names and not pod.terminal:
+                snapshot.pending.append(pod)
+        elif kind == "Namespace":
+            namespace = namespace_from_raw(raw)
+            self._once(f"Namespace {namespace.name}", place)
+            snapshot.namespaces.append(namespace)
+        elif kind == "Service":
+            service = service_from_raw(raw)
+            self._once(f"Service {service.namespace}/{service.name}", place)
+            snapshot.services.append(service)
+        else:
+            controller = controller_from_raw(raw, _CONTROLLER_KINDS[kind])
+            self._once(f"{kind} {controller.namespace}/{controller.name}", place)
+            snapshot.controllers.append(controller)
+
+    def _once(self, what: str, place: _Place) -> None:
+        """Two documents with the same name (or uid) are one API object written twice (the
+        API server would refuse the second): using both would invent capacity or pods."""
+        earlier = self._first_seen.setdefault(what, place)
+        if earlier == place:
+            return
+        if not earlier.items and not place.items:
+            raise InputError(f"documents {earlier.document} and {place.document}: both are {what}")
+        raise InputError(f"{earlier} and {place}: both are {what}")
+
+    def finish(self) -> Snapshot:
+        """The snapshot, with the namespaces the API server would hold (module docstring)."""
+        snapshot = self._snapshot
+        declared = {namespace.name for namespace in snapshot.namespaces}
+        named = {pod.namespace for pod in (*snapshot.running, *snapshot.pending)}
+        named |= {service.namespace for service in snapshot.services}
+        named |= {controller.namespace for controller in snapshot.controllers}
+        snapshot.namespaces += [
+            Namespace(name=name, resource_version="", labels={})
+            for name in sorted(named - declared)
+        ]
+        snapshot.namespaces = [
+            dataclasses.replace(ns, labels={**ns.labels, NAMESPACE_NAME_LABEL: ns.name})
+            for ns in snapshot.namespaces
+        ]
+        return snapshot
