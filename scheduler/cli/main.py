@@ -84,9 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--batching", type=_batching, default=BatchingMode.ANNOTATED)
 
     simulate = commands.add_parser(
-        "simulate", help="placements for a YAML snapshot of Nodes and Pods, offline"
+        "simulate", help="placements for a cluster snapshot (kubectl get ... -o yaml), offline"
     )
-    simulate.add_argument("cluster", type=Path, help="multi-document YAML of Node and Pod")
+    simulate.add_argument(
+        "cluster",
+        type=Path,
+        help="a kubectl List or multi-document YAML: Nodes, Pods, Namespaces, Services, "
+        "ReplicationControllers, ReplicaSets, StatefulSets (other kinds are counted as ignored)",
+    )
     simulate.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
     simulate.add_argument("--batching", type=_batching, default=BatchingMode.ANNOTATED)
     simulate.add_argument("--seed", type=int, default=0, help="seed for tie-breaking")
