@@ -25,6 +25,17 @@ ALLOWED = [
     ("patch", "pods", "status", "default", None),
     ("list", "nodes", "", None, None),
     ("watch", "nodes", "", None, None),
+    *(
+        (verb, resource, "", None, None)
+        for resource in (
+            "namespaces",
+            "services",
+            "replicationcontrollers",
+            "replicasets",
+            "statefulsets",
+        )
+        for verb in ("list", "watch")
+    ),
     ("create", "events", "", "default", None),
     ("create", "leases", "", NS, None),
     ("get", "leases", "", NS, "batch-scheduler"),
@@ -43,7 +54,11 @@ DENIED = [
     ("create", "configmaps", "", NS, None),
     ("update", "leases", "", NS, "kube-scheduler"),  # only our own Lease
     ("create", "leases", "", "kube-system", None),  # and only in our namespace
+    ("get", "services", "", "default", None),  # watched, never read one by one
+    ("update", "replicasets", "", "default", None),
+    ("patch", "namespaces", "", None, None),
 ]
+GROUPS = {"leases": "coordination.k8s.io", "replicasets": "apps", "statefulsets": "apps"}
 Access = tuple[str, str, str, "str | None", "str | None"]
 
 
@@ -52,7 +67,7 @@ def _can(api: kubernetes.client.ApiClient, access: Access) -> bool:
     attributes = {
         "verb": verb,
         "resource": resource,
-        "group": "coordination.k8s.io" if resource == "leases" else "",
+        "group": GROUPS.get(resource, ""),
         "subresource": sub,
     }
     if namespace is not None:

@@ -4,10 +4,10 @@ How the calls are known, honestly: ``CALLS`` below is a hand-written table of ev
 the scheduler makes (module, HTTP method, path template). Two static scans of
 ``scheduler/kube/**/*.py`` keep the table true: every API path literal in the code (f-strings
 rendered with ``{}`` for their fields) must be in the table for that module and vice versa,
-and so must every HTTP method literal passed to a call. kopf's watches come from the
-``kopf.on.event(version, plural)`` calls in the controller (list + watch each). The table is
-then turned into (API group, resource, verb) triples and compared with the ClusterRole and
-Role.
+and so must every HTTP method literal passed to a call. kopf's watches are read from the
+registry the controller really builds (one ``on.event`` per ``kinds.Kind``; list + watch
+each). The table is then turned into (API group, resource, verb) triples and compared with the
+ClusterRole and Role.
 """
 
 from __future__ import annotations
@@ -19,7 +19,10 @@ from typing import Any
 import pytest
 from deploy_support import ROOT, one
 
+from scheduler.kube.controller.kinds import Kind
+from scheduler.kube.controller.operator import Controller
 from scheduler.kube.controller.settings import ControllerOptions, operator_settings
+from tests.harness import scheduler_for
 
 KUBE = ROOT / "scheduler" / "kube"
 HTTP_METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"}
@@ -27,9 +30,14 @@ LEASE = "/apis/coordination.k8s.io/v1/namespaces/{}/leases/{}"
 
 # (module under scheduler/kube, method, path template, the template is a literal in the code)
 CALLS: list[tuple[str, str, str, bool]] = [
-    # initial LIST and periodic reconcile
-    ("controller/sync.py", "GET", "/api/v1/pods", True),
-    ("controller/sync.py", "GET", "/api/v1/nodes", True),
+    # initial LIST, Replace and periodic reconcile: every cached kind (kinds.Kind)
+    ("controller/kinds.py", "GET", "/api/v1/nodes", True),
+    ("controller/kinds.py", "GET", "/api/v1/namespaces", True),
+    ("controller/kinds.py", "GET", "/api/v1/services", True),
+    ("controller/kinds.py", "GET", "/api/v1/replicationcontrollers", True),
+    ("controller/kinds.py", "GET", "/apis/apps/v1/replicasets", True),
+    ("controller/kinds.py", "GET", "/apis/apps/v1/statefulsets", True),
+    ("controller/kinds.py", "GET", "/api/v1/pods", True),
     # bind
     ("binder.py", "POST", "/api/v1/namespaces/{}/pods/{}/binding", True),
     # PodScheduled=False condition, Scheduled/FailedScheduling events
@@ -40,8 +48,19 @@ CALLS: list[tuple[str, str, str, bool]] = [
     ("leader.py", "PUT", LEASE, True),
     ("leader.py", "POST", LEASE.rsplit("/", 1)[0], False),  # path.rsplit("/", 1)[0]
 ]
-KOPF_WATCHES = {("", "pods"), ("", "nodes")}
+KOPF_WATCHES = {
+    ("", "nodes"),
+    ("", "namespaces"),
+    ("", "services"),
+    ("", "replicationcontrollers"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("", "pods"),
+}
 """(group, plural) of the controller's kopf.on.event handlers: list + watch each."""
+LISTS = "controller/sync.py"
+"""Where the kinds' paths are requested (``list_pages(client, kind.path)``): the GETs of
+``kinds.py`` are issued there, so the method scan finds ``"GET"`` in sync.py."""
 
 VERB = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
@@ -171,7 +190,8 @@ def test_every_http_method_in_the_code_is_in_the_table() -> None:
     modules = _modules(KUBE)
     found = {(name, m) for name, tree in modules.items() for m in http_methods(tree)}
     # client.py names the idempotent methods in a set, not in calls; it issues none itself.
-    table = {(name, method) for name, method, _, _ in CALLS}
+    # kinds.py only names the paths; sync.py requests them.
+    table = {(LISTS if name == "controller/kinds.py" else name, m) for name, m, _, _ in CALLS}
     assert found == table
 
 
@@ -184,15 +204,23 @@ def test_no_api_paths_outside_kube_and_sim() -> None:
         assert not api_paths(tree), f"scheduler/{name} builds API paths"
 
 
-def test_kopf_watches_only_pods_and_nodes_and_writes_nothing() -> None:
-    """kopf: login + on.event for v1 pods and nodes; no posting, no resource scanning."""
+def test_kinds_paths_are_literals_in_kinds_py() -> None:
+    """Every kind's LIST path is written out in kinds.py (the table above can be checked)."""
+    found = api_paths(_modules(KUBE)["controller/kinds.py"])
+    assert found == {path for name, _, path, _ in CALLS if name == "controller/kinds.py"}
+    assert {kind.path for kind in Kind} == found
+
+
+def test_kopf_watches_every_kind_and_writes_nothing() -> None:
+    """kopf: login + on.event for each cached kind; no posting, no resource scanning."""
     handlers = kopf_handlers(_modules(KUBE)["controller/operator.py"])
-    assert sorted(kind for kind, _ in handlers) == ["event", "event", "login"]
-    watched = {
-        ("" if args[0] == "v1" else args[0].split("/")[0], args[1])
-        for kind, args in handlers
-        if kind == "event"
-    }
+    assert sorted(kind for kind, _ in handlers) == ["event", "login"]
+    scheduler, _, _ = scheduler_for([])
+    controller = Controller(scheduler, client=None)  # type: ignore[arg-type]  # no I/O here
+    registry = controller.registry._watching.get_all_handlers()  # kopf's own view
+    selectors = [h.selector for h in registry if h.selector is not None]
+    watched = {(s.group or "", s.any_name) for s in selectors}
+    assert len(registry) == len(KOPF_WATCHES)
     assert watched == KOPF_WATCHES
     settings = operator_settings(ControllerOptions())
     assert settings.posting.enabled is False  # else kopf would write Events of its own

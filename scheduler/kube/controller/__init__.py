@@ -1,6 +1,8 @@
 """The watch side: kopf handlers and cache sync that keep the cache and queue current.
 
-``operator`` (registry + kopf run), ``settings`` (kopf settings), ``pods`` and ``nodes``
-(event classification), ``sync`` (initial LIST, the ``synced`` gate, periodic reconcile).
-Must not import ``kube.binder``, ``kube.reporter`` or ``kube.leader`` (siblings).
+``kinds`` (the table of cached kinds), ``operator`` (registry + kopf run), ``settings`` (kopf
+settings), ``pods``, ``nodes`` and ``objects`` (event appliers: namespaces, services, pod
+controllers), ``sync`` (initial LIST, the ``synced`` gate, Replace and safety net),
+``relist`` (when kopf re-listed). Must not import ``kube.binder``, ``kube.reporter`` or
+``kube.leader`` (siblings).
 """

@@ -91,6 +91,19 @@ class NodeEvents:
         self._bad.pop(name, None)
         self.scheduler.cluster.remove_node(name)
 
+    def remove(self, key: str) -> None:
+        """``sync``'s name for :meth:`delete` (its appliers share one protocol)."""
+        self.delete(key)
+
+    def held(self) -> dict[str, str]:
+        """name → resourceVersion of every node in the cache (the Replace compares them)."""
+        return {name: node.resource_version for name, node in self.nodes.items()}
+
+    def version(self, key: str) -> str | None:
+        """The resourceVersion cached for node ``key`` (None: not cached)."""
+        node = self.nodes.get(key)
+        return None if node is None else node.resource_version
+
     def _unreadable(self, raw: Mapping[str, object], exc: ModelError) -> None:
         name = _name_of(raw)
         if name in self.nodes:

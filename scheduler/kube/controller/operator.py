@@ -1,24 +1,28 @@
 """The watch side of the scheduler: an explicit kopf registry and the kopf operator run.
 
-:class:`Controller` owns the pod and node event appliers (``pods``, ``nodes``), the cache
-sync (``sync``) and one ``kopf.OperatorRegistry`` holding exactly:
+:class:`Controller` owns one event applier per cached kind (``pods``, ``nodes``, and
+``objects`` for namespaces, services, replicationcontrollers, replicasets, statefulsets:
+the table is ``kinds.Kind``), the cache sync (``sync``) and one ``kopf.OperatorRegistry``
+holding exactly:
 
 * ``on.login``: credentials from our :class:`~scheduler.kube.client.ApiClient`, so kopf and
   our own requests authenticate the same way (kubeconfig, exec plugins, in-cluster);
-* ``on.event`` for ``v1/pods`` and ``v1/nodes``: raw events straight into the appliers.
+* ``on.event`` for every ``Kind`` (``v1/pods``, ``apps/v1/replicasets``, …): raw events
+  straight into that kind's applier.
 
 Only ``on.event`` handlers are used: kopf's change-detecting handlers (create/update/delete,
-timers, daemons) write finalizers and annotations onto the objects they handle, and pods and
-nodes are not ours to write. The handlers are ``async`` although they never await: kopf runs
+timers, daemons) write finalizers and annotations onto the objects they handle, and none of
+these objects is ours to write. The handlers are ``async`` although they never await: kopf runs
 sync handlers in a thread pool, and the cache and queue are single-threaded by design.
 
 :meth:`Controller.run` does the initial LIST first, then runs kopf (clusterwide,
 standalone: peering is not leader election) beside the re-list handling (``relist``: a
 Replace after every listing of kopf's, including the one after a 410) and the periodic
 safety net, until :meth:`Controller.stop`; the ``synced`` gate opens once kopf has
-delivered its own listing (``sync``). kopf installs SIGINT/SIGTERM handlers of its own
-when it runs in the main thread; ``ready`` is set once it has, so the composition root can
-put its handlers back (``app.runtime``).
+delivered its own listing (``sync``); one log line then says how many queued pods default
+topology spreading keeps from batching (``default_spreading_unsignable``). kopf installs
+SIGINT/SIGTERM handlers of its own when it runs in the main thread; ``ready`` is set once
+it has, so the composition root can put its handlers back (``app.runtime``).
 
 Neighbours: ``settings`` (kopf settings), ``kube.client`` (credentials, LISTs); the binder,
 reporter and leader are siblings this package never imports (an import contract).
@@ -33,13 +37,17 @@ from typing import TYPE_CHECKING, Any
 import kopf
 
 from scheduler import logs
+from scheduler.kube.controller.kinds import Kind
 from scheduler.kube.controller.nodes import NodeEvents
+from scheduler.kube.controller.objects import TARGETS, ObjectEvents
 from scheduler.kube.controller.pods import PodEvents
 from scheduler.kube.controller.relist import Relists, WatchRestarts
 from scheduler.kube.controller.settings import ControllerOptions, operator_settings
-from scheduler.kube.controller.sync import CacheSync, Kind, Synced
+from scheduler.kube.controller.sync import CacheSync, Synced
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scheduler.cycle.ports import Reporter
     from scheduler.cycle.schedule_one import Scheduler
     from scheduler.kube.client import ApiClient
@@ -49,37 +57,39 @@ log = logs.get_logger(__name__)
 
 
 def build_registry(
-    client: ApiClient,
-    *,
-    pods: PodEvents,
-    nodes: NodeEvents,
-    sync: CacheSync,
-    relists: Relists,
+    client: ApiClient, *, sync: CacheSync, relists: Relists
 ) -> kopf.OperatorRegistry:
-    """A fresh registry with our login and event handlers (nothing registers at import)."""
+    """A fresh registry with our login handler and one event handler per kind the sync
+    keeps (nothing registers at import)."""
     registry = kopf.OperatorRegistry()
 
     @kopf.on.login(registry=registry)
     async def login(**_: Any) -> kopf.ConnectionInfo:
         return client.credentials().as_kopf()
 
-    @kopf.on.event("v1", "pods", registry=registry)
-    async def pod_event(event: kopf.RawEvent, **_: Any) -> None:
-        kind = event.get("type")
-        pods.apply(kind, event["object"])
-        if kind is None:  # listed, not watched: kopf (re-)listed pods
-            sync.watch_listed("pods")
-            relists.listed(Kind.PODS)
-
-    @kopf.on.event("v1", "nodes", registry=registry)
-    async def node_event(event: kopf.RawEvent, **_: Any) -> None:
-        kind = event.get("type")
-        nodes.apply(kind, event["object"])
-        if kind is None:
-            sync.watch_listed("nodes")
-            relists.listed(Kind.NODES)
-
+    for kind, applier in sync.appliers.items():
+        _watch(registry, kind, applier.apply, sync=sync, relists=relists)
     return registry
+
+
+def _watch(
+    registry: kopf.OperatorRegistry,
+    kind: Kind,
+    apply: Callable[[str | None, Any], None],
+    *,
+    sync: CacheSync,
+    relists: Relists,
+) -> None:
+    """``on.event`` for ``kind``: the applier, then the listing signals (a closure per kind:
+    a handler defined in the loop would see only the last kind)."""
+
+    @kopf.on.event(kind.api_version, str(kind), registry=registry, id=f"{kind}-event")
+    async def event_handler(event: kopf.RawEvent, **_: Any) -> None:
+        event_type = event.get("type")
+        apply(event_type, event["object"])
+        if event_type is None:  # listed, not watched: kopf (re-)listed this kind
+            sync.watch_listed(kind)
+            relists.listed(kind)
 
 
 class Controller:
@@ -100,21 +110,23 @@ class Controller:
         """Opens when the initial LIST is in the cache (the loop and /readyz wait on it)."""
         self.ready = asyncio.Event()
         """Set when kopf is up (and has installed its signal handlers)."""
+        self.scheduler = scheduler
         self.pods = PodEvents(scheduler, metrics=metrics, reporter=reporter)
         self.nodes = NodeEvents(scheduler, metrics=metrics)
+        self.objects = [ObjectEvents(scheduler, kind, metrics=metrics) for kind in TARGETS]
+        """Namespaces, Services and pod controllers (``objects``)."""
         self.sync = CacheSync(
             client,
             pods=self.pods,
             nodes=self.nodes,
+            objects=self.objects,
             synced=self.synced,
             interval=self.options.resync_interval,
             metrics=metrics,
         )
         self.relists = Relists(self.sync.replace)
         """Runs kube's Replace soon after kopf (re-)listed a kind (``relist``)."""
-        self.registry = build_registry(
-            client, pods=self.pods, nodes=self.nodes, sync=self.sync, relists=self.relists
-        )
+        self.registry = build_registry(client, sync=self.sync, relists=self.relists)
         self._stop = asyncio.Event()
 
     def stop(self) -> None:
@@ -148,9 +160,7 @@ class Controller:
                     # One per kind, created here: kopf cancels tasks created after its
                     # start only after waiting 5 s for them (``Relists.serve``).
                     *(tg.create_task(self.relists.serve(k), name=f"relist-{k}") for k in Kind),
-                    tg.create_task(
-                        self.sync.wait_for_watch_listing(loop.time), name="watch-listing"
-                    ),
+                    tg.create_task(self._synced(loop.time), name="watch-listing"),
                 ]
                 await kopf.operator(
                     registry=self.registry,
@@ -166,3 +176,10 @@ class Controller:
         finally:
             restarts.uninstall()
         log.info("controller_stopped")
+
+    async def _synced(self, clock: Callable[[], float]) -> None:
+        """Open the gate once kopf's listing is in, then say what default spreading costs:
+        queued pods it makes unsignable (kube's defaultingType System does so for every pod
+        a Service or controller selects; docs/operations.md)."""
+        await self.sync.wait_for_watch_listing(clock)
+        log.info("default_spreading_unsignable", pods=self.scheduler.default_spreading_unsignable())

@@ -137,6 +137,18 @@ class PodEvents:
         if scheduler.cluster.remove_pod(uid) is not None:
             self._event(ClusterEvent.ASSIGNED_POD_DELETE)
 
+    def remove(self, key: str) -> None:
+        """``sync``'s name for :meth:`delete` (``key``: the uid)."""
+        self.delete(Uid(key))
+
+    def held(self) -> dict[str, str]:
+        """uid → resourceVersion of every pod we hold (the Replace compares them)."""
+        return {str(uid): version for uid, version in self.versions.items()}
+
+    def version(self, key: str) -> str | None:
+        """The resourceVersion applied for the pod of uid ``key`` (None: not held)."""
+        return self.versions.get(Uid(key))
+
     # -- classification --------------------------------------------------------------------
 
     def _assigned(self, pod: Pod) -> None:

@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING
 
 from scheduler import logs
 from scheduler.kube import errors
-from scheduler.kube.controller.sync import Cause, Kind
+from scheduler.kube.controller.kinds import Kind
+from scheduler.kube.controller.sync import Cause
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

@@ -1,13 +1,14 @@
 """Cache sync: the initial LIST (kube's ``WaitForCacheSync``), the Replace after a re-list, and
 the periodic safety net.
 
-**Initial sync.** Before kopf starts, nodes and then pods are LISTed through the API client
-and applied as events, so the cache is full before kopf has delivered anything. kopf then
-lists again and watches; applying an object twice is idempotent (an object listed again
-at a version already applied is skipped unparsed), and kopf's own LIST covers anything
-that changed between ours and its watch. The :class:`Synced` gate opens once kopf has
+**Initial sync.** Before kopf starts, every kind of ``kinds.Kind`` is LISTed through the API
+client, in its order (nodes, the namespaces and workloads, pods), and applied as events, so
+the cache is full before kopf has delivered anything. kopf then lists again and watches;
+applying an object twice is idempotent (an object listed again at a version already
+applied is skipped unparsed), and kopf's own LIST covers anything that changed between
+ours and its watch. The :class:`Synced` gate opens once kopf has
 delivered its own listing too (:meth:`CacheSync.wait_for_watch_listing`), as kube's
-``WaitForCacheSync`` waits for the informers' initial lists to be handled: the scheduling
+``WaitForCacheSync`` waits for every informer's initial list to be handled: the scheduling
 loop (which waits on the gate) never decides on a half-filled cache, and does not compete
 for the CPU with a watch engine still working through thousands of listed objects.
 ``/readyz`` turns 200 at the same moment.
@@ -25,13 +26,14 @@ Pods we assumed are no exception: they exist in the API (pending or bound) until
 so one missing from a LIST newer than its version was deleted during a gap; without this
 it would hold its node's resources for ever (assumptions never expire, as in kube).
 
-**Safety net.** Every ``interval`` seconds :meth:`CacheSync.repair` LISTs both kinds and
+**Safety net.** Every ``interval`` seconds :meth:`CacheSync.repair` LISTs every kind and
 removes what the watch and the re-list handling both missed. A LIST can run ahead of a
 watch that is merely late (held off, reconnecting), so an object it lacks is removed only
 if it is still cached, unchanged, ``REPAIR_GRACE`` seconds later; each one counts in
 ``batch_scheduler_cache_repairs_total{kind}``, which should stay 0.
 
-Neighbours: ``pods``/``nodes`` (where listed objects are applied and removed), ``relist``
+Neighbours: ``kinds`` (what is listed, and where), the appliers ``pods``/``nodes``/``objects``
+(where listed objects are applied and removed; :class:`Applier` is what they share), ``relist``
 (decides when to :meth:`CacheSync.replace`), ``operator`` (runs :meth:`CacheSync.initial`
 before kopf and :meth:`CacheSync.repair_forever` beside it), ``kube.client`` (the LISTs).
 """
@@ -41,25 +43,26 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from enum import StrEnum, unique
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scheduler import logs
 from scheduler.kube import errors
 from scheduler.kube.client import backoff_delay
-from scheduler.model.keys import Uid
+from scheduler.kube.controller.kinds import Kind, key_of
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable
 
     from scheduler.kube.client import ApiClient
     from scheduler.kube.controller.nodes import NodeEvents
+    from scheduler.kube.controller.objects import ObjectEvents
     from scheduler.kube.controller.pods import PodEvents
     from scheduler.metrics import Metrics
 
+__all__ = ["Applier", "CacheSync", "Cause", "Kind", "Synced", "list_pages", "newer_or_unknown"]
+
 log = logs.get_logger(__name__)
 
-PODS = "/api/v1/pods"
-NODES = "/api/v1/nodes"
 PAGE = 500
 """Objects per LIST page (``limit``): bounds one response's size on big clusters."""
 REPAIR_GRACE = 5.0
@@ -75,19 +78,6 @@ LISTING_POLL = 0.05
 
 
 @unique
-class Kind(StrEnum):
-    """The two kinds the cache holds (kopf's plural)."""
-
-    NODES = "nodes"
-    PODS = "pods"
-
-    @property
-    def label(self) -> str:
-        """The ``kind`` label of ``batch_scheduler_cache_repairs_total``: node | pod."""
-        return self.value.removesuffix("s")
-
-
-@unique
 class Cause(StrEnum):
     """Why a reconciling LIST ran (the ``cause`` field of ``reconcile_removed``)."""
 
@@ -99,7 +89,20 @@ class Cause(StrEnum):
     """The safety net (``--resync-interval``): what it removes is a repair."""
 
 
-_PATHS = {Kind.NODES: (NODES, "name"), Kind.PODS: (PODS, "uid")}
+class Applier(Protocol):
+    """What ``pods``, ``nodes`` and ``objects`` offer the sync, keyed by ``kinds.key_of``."""
+
+    def apply(self, event_type: str | None, raw: Mapping[str, object]) -> None:
+        """One event; ``None``: a listed object."""
+
+    def remove(self, key: str) -> None:
+        """The object is gone from the API."""
+
+    def held(self) -> dict[str, str]:
+        """key → resourceVersion of everything cached."""
+
+    def version(self, key: str) -> str | None:
+        """The resourceVersion cached for ``key`` (None: not cached)."""
 
 
 class Synced:
@@ -160,36 +163,44 @@ class CacheSync:
         synced: Synced,
         interval: float,
         metrics: Metrics | None = None,
+        objects: Iterable[ObjectEvents] = (),
     ) -> None:
         self.client = client
         self.metrics = metrics
         self.pods = pods
         self.nodes = nodes
+        by_kind: dict[Kind, Applier] = {Kind.NODES: nodes, Kind.PODS: pods}
+        by_kind.update((applier.kind, applier) for applier in objects)
+        self.appliers: dict[Kind, Applier] = {k: by_kind[k] for k in Kind if k in by_kind}
+        """The kinds this sync keeps, in ``Kind`` order (nodes first, pods last)."""
         self.synced = synced
         self.interval = interval
-        self.expected: dict[str, int] = {"nodes": 0, "pods": 0}
+        self.expected: dict[str, int] = dict.fromkeys(self.appliers, 0)
         """Objects in our initial LIST, per kind: what kopf's own listing should deliver."""
-        self.listed: dict[str, int] = {"nodes": 0, "pods": 0}
+        self.listed: dict[str, int] = dict.fromkeys(self.appliers, 0)
         """Listed objects kopf has delivered so far, per kind (:meth:`watch_listed`)."""
 
     async def initial(self) -> None:
-        """LIST nodes then pods (retrying API errors with backoff) and apply them."""
+        """LIST every kind in order (retrying API errors with backoff) and apply them."""
         attempt = 0
+        counts: dict[str, int] = {}
         while True:
             try:
-                # Nodes first: pods then land on known nodes instead of creating ghosts.
-                # Each page is applied as it comes; after a failure the LIST starts over,
-                # and what was applied already is skipped (same resourceVersion).
-                nodes = await self._apply_pages(NODES, self.nodes.apply)
-                pods = await self._apply_pages(PODS, self.pods.apply)
+                # In Kind order (see ``kinds``). Each page is applied as it comes; after a
+                # failure the LISTs start over, and what was applied already is skipped
+                # (same resourceVersion).
+                for kind, applier in self.appliers.items():
+                    counts[kind] = await self._apply_pages(kind.path, applier.apply)
                 break
             except errors.ApiError as exc:
                 delay = backoff_delay(attempt, base=0.2, cap=5.0)
                 attempt += 1
-                log.warning("initial_list_failed", error=str(exc), retry_in=round(delay, 2))
+                log.warning(
+                    "initial_list_failed", kind=kind, error=str(exc), retry_in=round(delay, 2)
+                )
                 await asyncio.sleep(delay)
-        self.expected = {"nodes": nodes, "pods": pods}
-        log.info("caches_listed", nodes=nodes, pods=pods)
+        self.expected = counts
+        log.info("caches_listed", **counts)
 
     async def _apply_pages(
         self, path: str, apply: Callable[[str | None, Mapping[str, object]], None]
@@ -203,7 +214,7 @@ class CacheSync:
 
     def watch_listed(self, kind: str) -> None:
         """kopf delivered one object of its initial listing (or of a re-list) of ``kind``."""
-        self.listed[kind] += 1
+        self.listed[kind] = self.listed.get(kind, 0) + 1
 
     async def wait_for_watch_listing(self, clock: Callable[[], float]) -> None:
         """Open the gate once kopf delivered as many listed objects as our LIST held, or
@@ -258,7 +269,7 @@ class CacheSync:
                 log.warning("reconcile_failed", error=str(exc))
 
     async def repair(self, *, grace: float = REPAIR_GRACE) -> dict[Kind, int]:
-        """LIST nodes then pods; remove what they lack and is still cached, unchanged,
+        """LIST every kind; remove what they lack and is still cached, unchanged,
         ``grace`` seconds later (the watch was not merely late); count those as repairs."""
         suspects = await self.suspects()
         if any(suspects.values()):
@@ -268,7 +279,7 @@ class CacheSync:
     async def suspects(self) -> dict[Kind, dict[str, str]]:
         """Per kind, key → cached resourceVersion of what a LIST shows deleted (nodes first)."""
         suspects: dict[Kind, dict[str, str]] = {}
-        for kind in Kind:
+        for kind in self.appliers:
             listed, version = await self._listed(kind)
             suspects[kind] = self._gone(kind, listed, version)
         return suspects
@@ -278,7 +289,8 @@ class CacheSync:
         repaired: dict[Kind, int] = {}
         fields: dict[str, object] = {}
         for kind, gone in suspects.items():
-            stale = [key for key, held in gone.items() if self._version(kind, key) == held]
+            version = self.appliers[kind].version
+            stale = [key for key, held in gone.items() if version(key) == held]
             self._remove(kind, stale)
             repaired[kind] = len(stale)
             fields.update(_removed(kind, stale))
@@ -291,52 +303,36 @@ class CacheSync:
 
     def _gone(self, kind: Kind, listed: set[str], version: str) -> dict[str, str]:
         """key → cached resourceVersion of the objects a LIST at ``version`` shows deleted."""
-        held: dict[str, str]
-        if kind is Kind.NODES:
-            held = {name: node.resource_version for name, node in self.nodes.nodes.items()}
-        else:
-            held = {str(uid): version for uid, version in self.pods.versions.items()}
+        applier = self.appliers.get(kind)
+        held = {} if applier is None else applier.held()
         return {
             key: cached
             for key, cached in held.items()
             if key not in listed and not newer_or_unknown(cached, version)
         }
 
-    def _version(self, kind: Kind, key: str) -> str | None:
-        """The resourceVersion cached for ``key`` (None: not cached)."""
-        if kind is Kind.NODES:
-            node = self.nodes.nodes.get(key)
-            return None if node is None else node.resource_version
-        return self.pods.versions.get(Uid(key))
-
     def _remove(self, kind: Kind, keys: Iterable[str]) -> None:
+        applier = self.appliers.get(kind)
+        if applier is None:
+            return
         for key in keys:
-            if kind is Kind.NODES:
-                self.nodes.delete(key)
-            else:
-                self.pods.delete(Uid(key))
+            applier.remove(key)
 
     async def _listed(self, kind: Kind) -> tuple[set[str], str]:
-        """The names (nodes) or uids (pods) of every object of ``kind``, and the LIST's
-        version."""
-        path, key = _PATHS[kind]
+        """The keys (``kinds.key_of``) of every object of ``kind``, and the LIST's version."""
         keys: set[str] = set()
         version = ""
-        async for page, page_version in list_pages(self.client, path):
-            keys.update(_meta(raw, key) for raw in page)
+        if kind not in self.appliers:
+            return keys, version  # not kept by this sync: nothing to compare
+        async for page, page_version in list_pages(self.client, kind.path):
+            keys.update(key_of(kind, raw) for raw in page)
             version = page_version
         return keys, version
 
 
 def _removed(kind: Kind, keys: Iterable[str]) -> dict[str, object]:
-    """The ``reconcile_removed`` field for ``kind``: node names (few, worth reading), or
-    the number of pods (uids say nothing to a reader)."""
-    if kind is Kind.NODES:
-        return {"nodes": sorted(keys)}
-    return {"pods": len(list(keys))}
-
-
-def _meta(raw: Mapping[str, object], key: str) -> str:
-    meta = raw.get("metadata")
-    value = meta.get(key) if isinstance(meta, Mapping) else None
-    return value if isinstance(value, str) else ""
+    """The ``reconcile_removed`` field for ``kind``: names (few, worth reading), or the
+    number of pods (uids say nothing to a reader)."""
+    if kind is Kind.PODS:
+        return {"pods": len(list(keys))}
+    return {str(kind): sorted(keys)}

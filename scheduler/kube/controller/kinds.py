@@ -1,0 +1,107 @@
+"""The kinds the watch side keeps in the cache: one table for the LISTs, kopf and the metrics.
+
+kube-scheduler's informers cover, besides pods and nodes, the Namespaces that
+InterPodAffinity's ``namespaceSelector`` matches, and the Services, ReplicationControllers,
+ReplicaSets and StatefulSets from which PodTopologySpread builds the selector of its default
+constraints (``helper.DefaultSelector``). Each :class:`Kind` names its collection path (our
+LISTs), its kopf resource (``on.event``), the key it is cached under and its labels in logs
+and metrics; ``sync``, ``relist`` and ``operator`` iterate over it instead of naming kinds.
+
+Member order is the order of the initial LIST: nodes first (pods then land on known nodes
+instead of creating ghosts), then the workloads, then pods: a pod is signed when it is
+queued, and its signature depends on the Services and controllers that select it (default
+spreading), so knowing them first signs each listed pod once, right.
+
+Neighbours: ``sync`` (LISTs by ``path``, keys by :func:`key_of`), ``operator`` (kopf
+handlers by ``api_version`` and plural), ``objects`` (the appliers of the workload kinds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum, unique
+
+
+@unique
+class Kind(StrEnum):
+    """A cached kind, by kopf's plural; iteration order is the initial LIST's."""
+
+    NODES = "nodes"
+    NAMESPACES = "namespaces"
+    SERVICES = "services"
+    REPLICATION_CONTROLLERS = "replicationcontrollers"
+    REPLICA_SETS = "replicasets"
+    STATEFUL_SETS = "statefulsets"
+    PODS = "pods"
+
+    @property
+    def label(self) -> str:
+        """The ``kind`` label of ``batch_scheduler_cache_repairs_total``: node | pod | …"""
+        return self.value.removesuffix("s")
+
+    @property
+    def kind_name(self) -> str:
+        """The API kind (``ReplicaSet``): the ``kind`` label of ``bad_objects_total``."""
+        return _SPECS[self].kind
+
+    @property
+    def api_version(self) -> str:
+        """``v1`` or ``apps/v1``: what kopf's ``on.event`` takes before the plural."""
+        return _SPECS[self].api_version
+
+    @property
+    def path(self) -> str:
+        """The cluster-wide collection a LIST reads."""
+        return _SPECS[self].path
+
+    @property
+    def namespaced(self) -> bool:
+        return _SPECS[self].key == _NAMESPACED
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    kind: str
+    api_version: str
+    path: str
+    key: str
+    """How a cached object is keyed: ``name``, ``uid`` or ``namespace/name``."""
+
+
+_NAME, _UID, _NAMESPACED = "name", "uid", "namespace/name"
+_SPECS = {
+    Kind.NODES: _Spec("Node", "v1", "/api/v1/nodes", _NAME),
+    Kind.NAMESPACES: _Spec("Namespace", "v1", "/api/v1/namespaces", _NAME),
+    Kind.SERVICES: _Spec("Service", "v1", "/api/v1/services", _NAMESPACED),
+    Kind.REPLICATION_CONTROLLERS: _Spec(
+        "ReplicationController", "v1", "/api/v1/replicationcontrollers", _NAMESPACED
+    ),
+    Kind.REPLICA_SETS: _Spec("ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", _NAMESPACED),
+    Kind.STATEFUL_SETS: _Spec("StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets", _NAMESPACED),
+    Kind.PODS: _Spec("Pod", "v1", "/api/v1/pods", _UID),
+}
+"""Pods are keyed by uid (a pod re-created under its name is another pod to the queue);
+the rest by name, as kube's listers and our cache look them up."""
+
+
+def key_of(kind: Kind, raw: Mapping[str, object]) -> str:
+    """The cache key of a raw object of ``kind``, tolerating garbage (then ``""`` parts).
+
+    A namespaced object without a namespace is in ``default``, as the parsers read it."""
+    meta = raw.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    spec = _SPECS[kind]
+    if spec.key == _NAMESPACED:
+        return f"{_text(meta.get('namespace')) or 'default'}/{_text(meta.get('name'))}"
+    return _text(meta.get(spec.key))
+
+
+def resource_version(raw: Mapping[str, object]) -> str:
+    meta = raw.get("metadata")
+    version = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
+    return _text(version)
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
