@@ -21,24 +21,25 @@ from aiohttp import web
 from scheduler.sim import (
     admission,
     binding,
-    controllers,
     decoding,
     defaults,
     discovery,
     errors,
+    ownership,
     paging,
     patching,
     scale,
+    services,
     tables,
 )
 from scheduler.sim.discovery import (
-    DEPLOYMENTS,
     EVENTS_V1,
-    JOBS,
     LEASES,
     NAMESPACES,
     NODES,
     PODS,
+    SERVICES,
+    WORKLOADS,
     ResourceType,
 )
 from scheduler.sim.events import FIELD_ALIASES, to_core
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
 JSON = "application/json"
 _BOUND = dumps(errors.success_status(201))  # every successful bind answers the same Status
 # main resource ignores status; /status only status
-_STATUS_SPLIT = (PODS, NODES, NAMESPACES, DEPLOYMENTS, JOBS)
+_STATUS_SPLIT = (PODS, NODES, NAMESPACES, SERVICES, *WORKLOADS)
 _CREATE_ON_UPDATE = ("events", LEASES.storage_key)
 """Storages whose PUT of a missing object creates it (kube's AllowCreateOnUpdate)."""
 _CONDITIONAL_UPDATE_ONLY = (LEASES,)
@@ -393,6 +394,8 @@ class Api:
             if t.rt is PODS:
                 admission.admit_pod(self.store, obj)
         defaults.on_create(t.rt, obj)
+        if t.rt is SERVICES and not self.faults.config.accept_invalid:
+            services.allocate(self.store, obj)
         record = self.store.create(t.rt, obj, prepare=defaults.on_uid)
         return reply(record.rendered(t.rt), 201)
 
@@ -457,6 +460,8 @@ class Api:
         if old is None:
             raise errors.not_found(t.rt.qualified, t.name)
         new = self._split_status(t, old.obj, obj)
+        if not self.faults.config.accept_invalid:
+            defaults.on_update(t.rt, old.obj, new)
         expect = new["metadata"].get("resourceVersion")
         if not expect and t.rt in _CONDITIONAL_UPDATE_ONLY:
             raise errors.invalid(
@@ -490,6 +495,8 @@ class Api:
         obj = _incoming(t, patched)
         self._decodable(t, obj, patch, write=True)
         new = self._split_status(t, old.obj, obj)
+        if not self.faults.config.accept_invalid:
+            defaults.on_update(t.rt, old.obj, new)
         expect = new["metadata"].get("resourceVersion")
         return reply(self.store.update(t.rt, new, expect_rv=expect).rendered(t.rt))
 
@@ -506,7 +513,7 @@ class Api:
         )
         policy = (body or {}).get("propagationPolicy") or request.query.get("propagationPolicy")
         if policy == "Orphan" or (body or {}).get("orphanDependents") is True:
-            controllers.orphan(self.store, rec.obj["metadata"]["uid"])  # before GC runs
+            ownership.orphan(self.store, rec.obj["metadata"]["uid"])  # before GC runs
         return reply(rec.rendered(t.rt))
 
     async def _deletecollection(self, request: web.Request, t: Target) -> web.StreamResponse:

@@ -86,7 +86,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-controllers",
         dest="controllers",
         action="store_false",
-        help="run no Deployment/Job controllers or garbage collector (no pods from workloads)",
+        help="run no workload controllers (Deployment, ReplicaSet, StatefulSet, RC, Job) or "
+        "garbage collector (no pods from workloads)",
     )
     parser.add_argument(
         "--history", type=int, default=20_000, help="watch events retained for resumes"

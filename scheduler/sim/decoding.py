@@ -22,13 +22,12 @@ from typing import Any
 
 from scheduler.sim import errors
 from scheduler.sim.discovery import (
-    DEPLOYMENTS,
     EVENTS,
     EVENTS_V1,
-    JOBS,
     LEASES,
     NODES,
     PODS,
+    WORKLOADS,
     ResourceType,
 )
 
@@ -150,7 +149,7 @@ def check(rt: ResourceType, obj: dict[str, Any]) -> None:
     """:class:`Undecodable` if kube-apiserver could not decode ``obj`` (of type ``rt``)."""
     if rt is PODS:
         _pod_spec(rt, obj.get("spec"))
-    elif rt in (DEPLOYMENTS, JOBS):
+    elif rt in WORKLOADS:
         template = (obj.get("spec") or {}).get("template")
         if isinstance(template, dict):
             _pod_spec(rt, template.get("spec"))

@@ -2,20 +2,23 @@
 
 Only what kube-apiserver does and a scheduler reads: pod ``schedulerName``,
 ``priority``, ``phase`` and QoS class; node ``allocatable`` from ``capacity``;
-namespace phase and finalizer; Deployment ``replicas``/``strategy`` and Job
-``parallelism``/``completions``/``backoffLimit``, and a Job's generated selector (from
-its uid, :func:`on_uid`). Validation rejects what the apiserver would (names, pods
-without containers, a Deployment selector that does not select its template, a Job
-template whose restartPolicy is not Never/OnFailure) with its 422 wording, so builder
-bugs surface here too.
+namespace phase and finalizer; ``replicas`` and strategies of Deployments, ReplicaSets,
+StatefulSets and ReplicationControllers (whose selector and labels default to the
+template's labels); Job ``parallelism``/``completions``/``backoffLimit``, and a Job's
+generated selector (from its uid, :func:`on_uid`); Services in :mod:`scheduler.sim.services`.
+Validation rejects what the apiserver would (names, pods without containers, a workload
+selector that is missing, empty or does not select its template, a replicated template
+whose restartPolicy is not Always, a changed apps/v1 selector, a Job template whose
+restartPolicy is not Never/OnFailure) with its 422 wording, so builder bugs surface here too.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
-from scheduler.sim import decoding, errors
+from scheduler.sim import decoding, errors, services
 from scheduler.sim.discovery import (
     DEPLOYMENTS,
     EVENTS,
@@ -25,8 +28,13 @@ from scheduler.sim.discovery import (
     NODES,
     PODS,
     PRIORITY_CLASSES,
+    REPLICA_SETS,
+    REPLICATION_CONTROLLERS,
+    SERVICES,
+    STATEFUL_SETS,
     ResourceType,
 )
+from scheduler.sim.selectors import label_selector_matches
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_MSG = (
@@ -124,50 +132,140 @@ def on_create(rt: ResourceType, obj: dict[str, Any]) -> None:
         obj.setdefault("reportingInstance", "")
     elif rt is PRIORITY_CLASSES:
         obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
-    elif rt is DEPLOYMENTS:
-        _deployment(obj)
+    elif rt in (DEPLOYMENTS, REPLICA_SETS, STATEFUL_SETS, REPLICATION_CONTROLLERS):
+        _workload(rt, obj)
+    elif rt is SERVICES:
+        services.default_and_validate(obj)
     elif rt is JOBS:
         _job(obj)
 
 
-def _template(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+def _template(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     """The workload's pod template (422 without containers); its metadata is defaulted."""
     template = obj.setdefault("spec", {}).get("template")
     if not isinstance(template, dict) or not (template.get("spec") or {}).get("containers"):
         raise errors.invalid(
-            kind, obj["metadata"].get("name", ""), "spec.template.spec.containers: Required value"
+            rt.kind,
+            obj["metadata"].get("name", ""),
+            "spec.template.spec.containers: Required value",
+            group=rt.group,
         )
     template.setdefault("metadata", {})
     return template
 
 
-def _deployment(obj: dict[str, Any]) -> None:
-    name = obj["metadata"].get("name", "")
-    template = _template("Deployment", obj)
-    spec = obj["spec"]
+def _selector(rt: ResourceType, obj: dict[str, Any], template: dict[str, Any]) -> None:
+    """kube's selector checks for a replicated workload: required, not empty, selecting the
+    template's labels, and its template's restartPolicy ``Always`` (the default)."""
+    name, spec = obj["metadata"].get("name", ""), obj["spec"]
     labels = template["metadata"].get("labels") or {}
-    match = (spec.get("selector") or {}).get("matchLabels") or {}
-    if not match and not (spec.get("selector") or {}).get("matchExpressions"):
-        raise errors.invalid("Deployment", name, "spec.selector: Required value")
-    if any(labels.get(k) != v for k, v in match.items()):
+    selector = spec.get("selector")
+    if rt is REPLICATION_CONTROLLERS:  # a plain label map, defaulted from the template
+        if not selector and labels:
+            spec["selector"] = selector = dict(labels)
+        if not obj["metadata"].get("labels") and labels:
+            obj["metadata"]["labels"] = dict(labels)
+        if not isinstance(selector, dict) or not selector:
+            raise errors.invalid(rt.kind, name, "spec.selector: Required value")
+        selector = {"matchLabels": selector}
+    elif selector is None:
+        raise errors.invalid(rt.kind, name, "spec.selector: Required value", group=rt.group)
+    elif not isinstance(selector, dict) or not (
+        selector.get("matchLabels") or selector.get("matchExpressions")
+    ):
+        shown = json.dumps(selector, sort_keys=True, separators=(",", ":"))
+        what = "statefulset" if rt is STATEFUL_SETS else "deployment"
         raise errors.invalid(
-            "Deployment",
+            rt.kind,
             name,
-            "spec.template.metadata.labels: Invalid value: "
-            f"{labels!r}: `selector` does not match template `labels`",
+            f"spec.selector: Invalid value: {shown}: empty selector is invalid for {what}",
+            group=rt.group,
         )
-    spec.setdefault("replicas", 1)
-    spec.setdefault(
-        "strategy",
-        {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
-    )
-    spec.setdefault("revisionHistoryLimit", 10)
-    spec.setdefault("progressDeadlineSeconds", 600)
-    obj.setdefault("status", {})
+    if not label_selector_matches(selector, labels):
+        shown = json.dumps(labels, sort_keys=True, separators=(",", ":"))
+        raise errors.invalid(
+            rt.kind,
+            name,
+            f"spec.template.metadata.labels: Invalid value: {shown}: "
+            "`selector` does not match template `labels`",
+            group=rt.group,
+        )
+    policy = (template.get("spec") or {}).get("restartPolicy") or "Always"
+    if policy != "Always":
+        raise errors.invalid(
+            rt.kind,
+            name,
+            f'spec.template.spec.restartPolicy: Unsupported value: "{policy}": '
+            'supported values: "Always"',
+            group=rt.group,
+        )
+    replicas = spec.setdefault("replicas", 1)
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        raise errors.invalid(
+            rt.kind,
+            name,
+            f"spec.replicas: Invalid value: {json.dumps(replicas)}: "
+            "must be greater than or equal to 0",
+            group=rt.group,
+        )
+
+
+def _workload(rt: ResourceType, obj: dict[str, Any]) -> None:
+    """Default and validate a Deployment, ReplicaSet, StatefulSet or ReplicationController."""
+    template = _template(rt, obj)
+    _selector(rt, obj, template)
+    spec = obj["spec"]
+    if rt is DEPLOYMENTS:
+        spec.setdefault(
+            "strategy",
+            {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"},
+            },
+        )
+        spec.setdefault("revisionHistoryLimit", 10)
+        spec.setdefault("progressDeadlineSeconds", 600)
+    elif rt is STATEFUL_SETS:
+        spec.setdefault("podManagementPolicy", "OrderedReady")
+        strategy = spec.setdefault("updateStrategy", {})
+        if not strategy.get("type"):
+            strategy["type"] = "RollingUpdate"
+            strategy.setdefault("rollingUpdate", {})
+        if strategy["type"] == "RollingUpdate" and isinstance(strategy.get("rollingUpdate"), dict):
+            strategy["rollingUpdate"].setdefault("partition", 0)
+            strategy["rollingUpdate"].setdefault("maxUnavailable", 1)  # MaxUnavailableStatefulSet
+        retention = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
+        retention.setdefault("whenDeleted", "Retain")
+        retention.setdefault("whenScaled", "Retain")
+        spec.setdefault("revisionHistoryLimit", 10)
+    # the status counts Go's types do not mark omitempty are there from the start
+    status = obj.setdefault("status", {})
+    if rt is not DEPLOYMENTS and isinstance(status, dict):
+        status.setdefault("replicas", 0)
+        if rt is STATEFUL_SETS:
+            status.setdefault("availableReplicas", 0)
+
+
+def on_update(rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """Defaulting and validation of an update (in place): a Service keeps what was allocated
+    to it; a workload is checked as on create, and an apps/v1 selector may not change."""
+    if rt is SERVICES:
+        services.keep_allocated(old, new)
+    elif rt in (DEPLOYMENTS, REPLICA_SETS, STATEFUL_SETS, REPLICATION_CONTROLLERS):
+        _workload(rt, new)
+        before = (old.get("spec") or {}).get("selector")
+        if rt.group == "apps" and new["spec"].get("selector") != before:
+            shown = json.dumps(new["spec"].get("selector"), sort_keys=True, separators=(",", ":"))
+            raise errors.invalid(
+                rt.kind,
+                new["metadata"].get("name", ""),
+                f"spec.selector: Invalid value: {shown}: field is immutable",
+                group=rt.group,
+            )
 
 
 def _job(obj: dict[str, Any]) -> None:
-    template = _template("Job", obj)
+    template = _template(JOBS, obj)
     spec = obj["spec"]
     policy = (template.get("spec") or {}).get("restartPolicy")
     if policy not in ("Never", "OnFailure"):

@@ -83,6 +83,42 @@ DEPLOYMENTS = ResourceType(
 JOBS = ResourceType(
     "batch", "v1", "jobs", "job", "Job", True, ("job",), ("status",), categories=("all",)
 )
+SERVICES = ResourceType(
+    "", "v1", "services", "service", "Service", True, ("svc",), ("status",), categories=("all",)
+)
+REPLICATION_CONTROLLERS = ResourceType(
+    "",
+    "v1",
+    "replicationcontrollers",
+    "replicationcontroller",
+    "ReplicationController",
+    True,
+    ("rc",),
+    ("scale", "status"),
+    categories=("all",),
+)
+REPLICA_SETS = ResourceType(
+    "apps",
+    "v1",
+    "replicasets",
+    "replicaset",
+    "ReplicaSet",
+    True,
+    ("rs",),
+    ("scale", "status"),
+    categories=("all",),
+)
+STATEFUL_SETS = ResourceType(
+    "apps",
+    "v1",
+    "statefulsets",
+    "statefulset",
+    "StatefulSet",
+    True,
+    ("sts",),
+    ("scale", "status"),
+    categories=("all",),
+)
 PRIORITY_CLASSES = ResourceType(
     "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, ("pc",)
 )
@@ -94,10 +130,22 @@ RESOURCES: tuple[ResourceType, ...] = (
     EVENTS,
     EVENTS_V1,
     LEASES,
+    SERVICES,
+    REPLICATION_CONTROLLERS,
     DEPLOYMENTS,
+    REPLICA_SETS,
+    STATEFUL_SETS,
     JOBS,
     PRIORITY_CLASSES,
 )
+WORKLOADS: tuple[ResourceType, ...] = (
+    DEPLOYMENTS,
+    REPLICA_SETS,
+    STATEFUL_SETS,
+    REPLICATION_CONTROLLERS,
+    JOBS,
+)
+"""Resources with a pod template (and a controller in :mod:`scheduler.sim.controllers`)."""
 
 _BY_PATH: dict[tuple[str, str, str], ResourceType] = {
     (r.group, r.version, r.plural): r for r in RESOURCES

@@ -47,6 +47,9 @@ MERGE_KEYS: dict[str, str] = {
     "containerStatuses": "name",
     "initContainerStatuses": "name",
 }
+# The same field name with another merge key elsewhere: a Service's ``spec.ports`` merge by
+# ``port`` (container ports always carry ``containerPort``, service ports ``port``).
+OTHER_MERGE_KEYS: dict[str, str] = {"ports": "port"}
 # primitive lists with patchStrategy "merge": union of values.
 MERGE_PRIMITIVE_LISTS = frozenset({"finalizers"})
 
@@ -85,7 +88,7 @@ def strategic_merge_patch(target: Any, patch: Any) -> Any:
         if value is None:
             result.pop(key, None)
         elif isinstance(value, list) and key in MERGE_KEYS:
-            result[key] = _merge_list(result.get(key), value, MERGE_KEYS[key])
+            result[key] = _merge_list(result.get(key), value, _merge_key(key, value))
         elif isinstance(value, list) and key in MERGE_PRIMITIVE_LISTS:
             merged = list(result.get(key) or [])
             merged.extend(v for v in value if v not in merged)
@@ -101,6 +104,16 @@ def strategic_merge_patch(target: Any, patch: Any) -> Any:
     if isinstance(retain, list):
         result = {k: v for k, v in result.items() if k in retain}
     return result
+
+
+def _merge_key(field: str, patch: list[Any]) -> str:
+    """The merge key of the list ``field``, told apart by what its elements carry."""
+    key = MERGE_KEYS[field]
+    other = OTHER_MERGE_KEYS.get(field)
+    dicts = [e for e in patch if isinstance(e, dict) and "$patch" not in e]
+    if other and dicts and all(key not in e and other in e for e in dicts):
+        return other
+    return key
 
 
 def _hashable(value: Any) -> Any:

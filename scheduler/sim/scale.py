@@ -1,9 +1,11 @@
-"""The ``/scale`` subresource of Deployments, as ``kubectl scale`` and HPAs use it.
+"""The ``/scale`` subresource of the replicated workloads, as ``kubectl scale`` and HPAs use it.
 
-It reads and writes an ``autoscaling/v1`` Scale: ``spec.replicas`` is the Deployment's,
-``status.replicas`` its status, ``status.selector`` its label selector as a string.
-Writing one changes only the Deployment's ``spec.replicas``; a ``resourceVersion`` in
-the written Scale is the Deployment's and is checked as on any update.
+Deployments, ReplicaSets, StatefulSets and ReplicationControllers serve it alike: an
+``autoscaling/v1`` Scale whose ``spec.replicas`` is the workload's, ``status.replicas``
+its status, ``status.selector`` its label selector as a string (a ReplicationController's
+plain label map printed the same way). Writing one changes only the workload's
+``spec.replicas``; a ``resourceVersion`` in the written Scale is the workload's and is
+checked as on any update.
 """
 
 from __future__ import annotations
@@ -28,8 +30,17 @@ def selector_string(selector: dict[str, Any] | None) -> str:
     return ",".join(parts)
 
 
+def _label_selector(selector: Any) -> dict[str, Any] | None:
+    """A LabelSelector; a ReplicationController's plain map becomes its ``matchLabels``."""
+    if not isinstance(selector, dict):
+        return None
+    if selector and not {"matchLabels", "matchExpressions"} & selector.keys():
+        return {"matchLabels": selector}
+    return selector
+
+
 def to_scale(obj: dict[str, Any]) -> dict[str, Any]:
-    """The Scale view of a stored (bare) Deployment."""
+    """The Scale view of a stored (bare) workload."""
     meta = obj["metadata"]
     return {
         "kind": "Scale",
@@ -42,13 +53,13 @@ def to_scale(obj: dict[str, Any]) -> dict[str, Any]:
         "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 1)},
         "status": {
             "replicas": (obj.get("status") or {}).get("replicas", 0),
-            "selector": selector_string((obj.get("spec") or {}).get("selector")),
+            "selector": selector_string(_label_selector((obj.get("spec") or {}).get("selector"))),
         },
     }
 
 
 def from_scale(obj: dict[str, Any], scale: Any) -> tuple[dict[str, Any], str | None]:
-    """The Deployment with the Scale's replicas, and the resourceVersion to expect."""
+    """The workload with the Scale's replicas, and the resourceVersion to expect."""
     if not isinstance(scale, dict):
         raise errors.bad_request("the body of the request must be an autoscaling/v1 Scale")
     replicas = (scale.get("spec") or {}).get("replicas", 0)

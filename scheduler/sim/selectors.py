@@ -113,6 +113,9 @@ FIELD_LABELS: dict[str, frozenset[str]] = {
     "namespaces": frozenset(("status.phase",)),
     "events": frozenset((*_INVOLVED, "reason", "reportingComponent", "source", "type")),
     "jobs": frozenset(("status.successful",)),
+    "services": frozenset(("spec.clusterIP", "spec.type")),
+    "replicasets": frozenset(("status.replicas",)),
+    "replicationcontrollers": frozenset(("status.replicas",)),
 }
 """Field labels kube-apiserver selects on, per resource (storage plural), beyond
 ``metadata.name`` (and ``metadata.namespace`` for namespaced resources)."""
@@ -163,3 +166,25 @@ def combine(*preds: Predicate | None) -> Predicate | None:
     if len(present) == 1:
         return present[0]
     return lambda obj: all(p(obj) for p in present)
+
+
+def label_selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """Whether a LabelSelector object (``matchLabels``, ``matchExpressions``) selects
+    ``labels``; an empty selector selects everything, as ``LabelSelectorAsSelector`` has it."""
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        if not isinstance(expr, Mapping):
+            return False
+        key, op = expr.get("key", ""), expr.get("operator", "")
+        values = expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import web
 
-from scheduler.sim import admission, discovery, errors, openapi, workload
+from scheduler.sim import admission, discovery, errors, openapi, services, workload
 from scheduler.sim.actors import Kubelet, RogueBinder
 from scheduler.sim.api import Api, reply
 from scheduler.sim.controllers import Controllers
-from scheduler.sim.discovery import NAMESPACES, NODES, PRIORITY_CLASSES
+from scheduler.sim.discovery import NAMESPACES, NODES, PRIORITY_CLASSES, SERVICES
 from scheduler.sim.faults import FaultConfig, Faults
 from scheduler.sim.kubeconfig import write_kubeconfig
 from scheduler.sim.store import Store
@@ -65,6 +65,7 @@ class SimServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         for ns in BOOT_NAMESPACES:
             self.store.create(NAMESPACES, _namespace(ns))
+        self.store.create(SERVICES, services.kubernetes_service())
         for priority_class in admission.system_priority_classes():
             self.store.create(PRIORITY_CLASSES, priority_class)
         for node in workload.make_nodes(nodes):

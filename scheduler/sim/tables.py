@@ -5,8 +5,9 @@ v=v1;g=meta.k8s.io``). Without this kubectl falls back to NAME and AGE only; wit
 ``kubectl get pods`` shows READY, STATUS, NODE as against a real cluster. The columns
 follow kube's ``pkg/printers/internalversion`` for pods and nodes (wide columns have
 priority 1); namespaces add Status, Deployments Ready/Up-to-date/Available, Jobs
-Status/Completions/Duration; other kinds get Name and Age. Cells are computed at
-request time (Age).
+Status/Completions/Duration, Services Type/Cluster-IP/External-IP/Port(s),
+ReplicaSets and ReplicationControllers Desired/Current/Ready, StatefulSets Ready; other
+kinds get Name and Age. Cells are computed at request time (Age).
 """
 
 from __future__ import annotations
@@ -15,7 +16,19 @@ import calendar
 import time
 from typing import Any
 
-from scheduler.sim.discovery import DEPLOYMENTS, JOBS, NAMESPACES, NODES, PODS, ResourceType
+from scheduler.sim.discovery import (
+    DEPLOYMENTS,
+    JOBS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    REPLICA_SETS,
+    REPLICATION_CONTROLLERS,
+    SERVICES,
+    STATEFUL_SETS,
+    ResourceType,
+)
+from scheduler.sim.scale import selector_string
 
 
 def wants_table(accept: str) -> bool:
@@ -58,6 +71,9 @@ _DEPLOYMENT_COLUMNS = [
     _col("Up-to-date", "integer"),
     _col("Available", "integer"),
     _col("Age"),
+    _col("Containers", priority=1),
+    _col("Images", priority=1),
+    _col("Selector", priority=1),
 ]
 _JOB_COLUMNS = [
     _col("Name", fmt="name"),
@@ -65,6 +81,32 @@ _JOB_COLUMNS = [
     _col("Completions"),
     _col("Duration"),
     _col("Age"),
+]
+_SERVICE_COLUMNS = [
+    _col("Name", fmt="name"),
+    _col("Type"),
+    _col("Cluster-IP"),
+    _col("External-IP"),
+    _col("Port(s)"),
+    _col("Age"),
+    _col("Selector", priority=1),
+]
+_REPLICA_COLUMNS = [
+    _col("Name", fmt="name"),
+    _col("Desired", "integer"),
+    _col("Current", "integer"),
+    _col("Ready", "integer"),
+    _col("Age"),
+    _col("Containers", priority=1),
+    _col("Images", priority=1),
+    _col("Selector", priority=1),
+]
+_STATEFUL_SET_COLUMNS = [
+    _col("Name", fmt="name"),
+    _col("Ready"),
+    _col("Age"),
+    _col("Containers", priority=1),
+    _col("Images", priority=1),
 ]
 _DEFAULT_COLUMNS = [_col("Name", fmt="name"), _col("Age")]
 
@@ -149,6 +191,8 @@ def _deployment_cells(obj: dict[str, Any]) -> list[Any]:
         status.get("updatedReplicas", 0),
         status.get("availableReplicas", 0),
         age(meta.get("creationTimestamp")),
+        *_containers(spec),
+        selector_string(spec.get("selector")) or "<none>",
     ]
 
 
@@ -174,6 +218,68 @@ def _job_cells(obj: dict[str, Any]) -> list[Any]:
     ]
 
 
+def _service_cells(obj: dict[str, Any]) -> list[Any]:
+    meta, spec = obj["metadata"], obj.get("spec") or {}
+    kind = spec.get("type", "")
+    external = ",".join(spec.get("externalIPs") or []) or "<none>"
+    if kind == "LoadBalancer" and not spec.get("externalIPs"):
+        ingress = ((obj.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+        found = sorted({i.get("ip") or i.get("hostname") or "" for i in ingress} - {""})
+        external = ",".join(found) or "<pending>"
+    elif kind == "ExternalName":
+        external = spec.get("externalName", "")
+    ports = ",".join(
+        f"{p.get('port')}:{p['nodePort']}/{p.get('protocol', 'TCP')}"
+        if p.get("nodePort")
+        else f"{p.get('port')}/{p.get('protocol', 'TCP')}"
+        for p in spec.get("ports") or []
+    )
+    selector = spec.get("selector") or {}
+    return [
+        meta["name"],
+        kind,
+        (spec.get("clusterIPs") or ["<none>"])[0],
+        external,
+        ports or "<none>",
+        age(meta.get("creationTimestamp")),
+        ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>",
+    ]
+
+
+def _containers(spec: dict[str, Any]) -> list[str]:
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    return [
+        ",".join(c.get("name", "") for c in containers),
+        ",".join(c.get("image", "") for c in containers),
+    ]
+
+
+def _replica_cells(rt: ResourceType, obj: dict[str, Any]) -> list[Any]:
+    meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+    selector = spec.get("selector") or {}
+    if rt is REPLICATION_CONTROLLERS:
+        selector = {"matchLabels": selector}
+    return [
+        meta["name"],
+        spec.get("replicas", 1),
+        status.get("replicas", 0),
+        status.get("readyReplicas", 0),
+        age(meta.get("creationTimestamp")),
+        *_containers(spec),
+        selector_string(selector) or "<none>",
+    ]
+
+
+def _stateful_set_cells(obj: dict[str, Any]) -> list[Any]:
+    meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+    return [
+        meta["name"],
+        f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 1)}",
+        age(meta.get("creationTimestamp")),
+        *_containers(spec),
+    ]
+
+
 def _row(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     if rt is PODS:
         cells = _pod_cells(obj)
@@ -187,6 +293,12 @@ def _row(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
         cells = _deployment_cells(obj)
     elif rt is JOBS:
         cells = _job_cells(obj)
+    elif rt is SERVICES:
+        cells = _service_cells(obj)
+    elif rt in (REPLICA_SETS, REPLICATION_CONTROLLERS):
+        cells = _replica_cells(rt, obj)
+    elif rt is STATEFUL_SETS:
+        cells = _stateful_set_cells(obj)
     else:
         cells = [obj["metadata"]["name"], age(obj["metadata"].get("creationTimestamp"))]
     partial = {
@@ -205,6 +317,10 @@ def table(rt: ResourceType, objs: list[dict[str, Any]], rv: str) -> dict[str, An
         NAMESPACES: _NAMESPACE_COLUMNS,
         DEPLOYMENTS: _DEPLOYMENT_COLUMNS,
         JOBS: _JOB_COLUMNS,
+        SERVICES: _SERVICE_COLUMNS,
+        REPLICA_SETS: _REPLICA_COLUMNS,
+        REPLICATION_CONTROLLERS: _REPLICA_COLUMNS,
+        STATEFUL_SETS: _STATEFUL_SET_COLUMNS,
     }.get(rt, _DEFAULT_COLUMNS)
     return {
         "kind": "Table",

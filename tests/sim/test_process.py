@@ -28,6 +28,7 @@ async def test_sim_process_serves_and_stops() -> None:
             "nodes": 4,
             "pods": 30,
             "priorityclasses.scheduling.k8s.io": 2,  # the system classes, as kube has them
+            "services": 1,  # default/kubernetes, as kube-apiserver creates it
         }
         proc = sim.proc
     assert proc is not None

@@ -160,7 +160,7 @@ async def test_unknown_paths_and_methods_answer_with_status(
 ) -> None:
     """Unknown resources are a 404 Status; a PUT on a collection is a 405 Status."""
     _, session = served
-    async with session.get("/apis/apps/v1/statefulsets") as resp:
+    async with session.get("/apis/apps/v1/daemonsets") as resp:
         body = await resp.json()
         assert resp.status == 404
         assert body["kind"] == "Status"

@@ -21,7 +21,7 @@ import pytest
 import yaml
 from kubernetes.client import ApiException, AppsV1Api, BatchV1Api, CoreV1Api
 
-from scheduler.sim import controllers
+from scheduler.sim import podtemplates
 from scheduler.sim.process import SimProcess
 from scheduler.sim.server import SimServer, run_in_thread
 from tests.sim.kubectl_helpers import kubectl
@@ -139,7 +139,17 @@ def test_examples_make_pods_from_their_templates(
         assert pod.spec.scheduler_name == "batch-scheduler"
         assert pod.metadata.annotations == {"batch-scheduler.io/batching": "true"}
         (ref,) = pod.metadata.owner_references
-        assert (ref.kind, ref.uid, ref.controller) == ("Deployment", deploy.metadata.uid, True)
+        assert (ref.api_version, ref.kind, ref.name, ref.controller) == (
+            "apps/v1",
+            "ReplicaSet",
+            f"web-many-per-node-{pod_hash}",
+            True,
+        )
+    rs = apps.read_namespaced_replica_set(f"web-many-per-node-{pod_hash}", "default")
+    (owner,) = rs.metadata.owner_references
+    assert (owner.kind, owner.uid, owner.controller) == ("Deployment", deploy.metadata.uid, True)
+    assert rs.spec.selector.match_labels["pod-template-hash"] == pod_hash
+    assert rs.metadata.annotations["deployment.kubernetes.io/revision"] == "1"
     assert _wait(
         lambda: batch.read_namespaced_job_status("batch-one-per-node", "default").status.active == 8
     )
@@ -291,9 +301,9 @@ def test_controllers_off_make_no_pods() -> None:
 
 def test_template_hash_is_stable_and_safe() -> None:
     """Equal templates hash equally; the hash uses kube's safe alphabet only."""
-    a = controllers.template_hash(WEB["spec"]["template"])
-    assert a == controllers.template_hash(copy.deepcopy(WEB["spec"]["template"]))
-    assert a != controllers.template_hash(JOB["spec"]["template"])
+    a = podtemplates.template_hash(WEB["spec"]["template"])
+    assert a == podtemplates.template_hash(copy.deepcopy(WEB["spec"]["template"]))
+    assert a != podtemplates.template_hash(JOB["spec"]["template"])
     assert re.fullmatch(r"[bcdfghjklmnpqrstvwxz2456789]{1,10}", a)
 
 
