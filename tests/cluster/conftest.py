@@ -22,6 +22,7 @@ import pytest
 
 from controlplane.launcher import ControlPlane, missing_binaries
 from scheduler.sim import workload
+from tests.cluster.conformance import backends, ns  # noqa: F401  (fixtures)
 from tests.scheduler_process import SchedulerProc
 
 if TYPE_CHECKING:
