@@ -1,10 +1,10 @@
 """ClusterState: the scheduler's cache of nodes and assigned pods (kube's backend/cache).
 
 It owns one live :class:`~scheduler.cache.snapshot.Snapshot`: every write here updates
-the NodeInfo objects the snapshot hands to plugins, in O(1) per event (a node's pods are
-only touched when that node goes away). Watch handlers (``kube.controller``) feed it
-parsed records; the scheduling cycle assumes and forgets. The cache never reads a
-clock.
+the NodeInfo objects the snapshot hands to plugins, in O(1) per event, O(labels) for the
+snapshot's indexes of pods and node labels (a node's pods are only touched when that node
+goes away). Watch handlers (``kube.controller``) feed it parsed records; the scheduling
+cycle assumes and forgets. The cache never reads a clock.
 
 Pod state machine (kube's ``cache.go``, same names)::
 
@@ -57,6 +57,8 @@ from scheduler.model.keys import NodeName, Uid
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from scheduler.cache.disruption_budgets import DisruptionBudgets
+    from scheduler.cache.volumes import Volumes
     from scheduler.cache.workloads import Workloads
     from scheduler.model.node import Node
     from scheduler.model.pod import Pod
@@ -93,16 +95,16 @@ class ClusterState:
         """Add or update ``node`` (upsert); a ghost NodeInfo gets its node back."""
         info = self._infos.get(node.name)
         if info is None:
-            info = NodeInfo(node)
+            info = NodeInfo(node, pod_index=self.snapshot.pod_index)
             self._infos[node.name] = info
             self.snapshot.add_node_info(info)
         elif info.node is None:
             info.set_node(node)
             self.snapshot.add_node_info(info)
         else:
-            old_images = info.node.images
+            old = info.node
             info.set_node(node)
-            self.snapshot.node_changed(old_images, info)
+            self.snapshot.node_changed(old, info)
 
     update_node = add_node
 
@@ -181,6 +183,16 @@ class ClusterState:
         self.snapshot.set_namespace_labels(name, None)
 
     @property
+    def disruption_budgets(self) -> DisruptionBudgets:
+        """PodDisruptionBudgets, for preemption."""
+        return self.snapshot.disruption_budgets
+
+    @property
+    def volumes(self) -> Volumes:
+        """PVs, PVCs, StorageClasses and CSINodes, for the volume plugins."""
+        return self.snapshot.volumes
+
+    @property
     def workloads(self) -> Workloads:
         """Services and pod controllers, for default topology spreading."""
         return self.snapshot.workloads
@@ -229,7 +241,8 @@ class ClusterState:
     def _attach(self, pod: Pod) -> None:
         info = self._infos.get(pod.node_name)
         if info is None:
-            info = NodeInfo()  # a ghost until the node itself arrives
+            # A ghost until the node itself arrives; its pods are indexed all the same.
+            info = NodeInfo(pod_index=self.snapshot.pod_index)
             self._infos[pod.node_name] = info
         info.add_pod(pod)
         self._track_affinity(info, pod)

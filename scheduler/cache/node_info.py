@@ -2,7 +2,9 @@
 
 Kept up to date in O(1) per pod event by ClusterState (add_pod/remove_pod here).
 ``generation`` changes with every mutation so batch state and snapshots can tell
-whether a node changed since they looked.
+whether a node changed since they looked. add_pod/remove_pod also keep the snapshot's
+``PodIndex`` (``pod_index``, set when the snapshot adopts the NodeInfo): every change of a
+node's pods goes through them, temporary placements by preemption included.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING
 from scheduler.model.resources import Resources
 
 if TYPE_CHECKING:
+    from scheduler.cache.pod_index import PodIndex
     from scheduler.model.keys import Uid
     from scheduler.model.node import Node
     from scheduler.model.pod import HostPort, Pod
@@ -38,6 +41,7 @@ class NodeInfo:
         "generation",
         "node",
         "non_zero_requested",
+        "pod_index",
         "pods",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
@@ -45,8 +49,10 @@ class NodeInfo:
         "used_ports",
     )
 
-    def __init__(self, node: Node | None = None) -> None:
+    def __init__(self, node: Node | None = None, *, pod_index: PodIndex | None = None) -> None:
         self.node = node
+        self.pod_index = pod_index
+        """The index this NodeInfo's pods are kept in (None: not in a snapshot yet)."""
         self.pods: dict[Uid, Pod] = {}
         self.requested = Resources()
         self.non_zero_requested = Resources()
@@ -72,6 +78,8 @@ class NodeInfo:
             self.pods_with_affinity[pod.uid] = pod
         if pod.required_pod_anti_affinity:
             self.pods_with_required_anti_affinity[pod.uid] = pod
+        if self.pod_index is not None:
+            self.pod_index.add(pod, self)
         self.generation = next_generation()
 
     def remove_pod(self, uid: Uid) -> Pod | None:
@@ -90,6 +98,8 @@ class NodeInfo:
                 self.used_ports.pop(port, None)
         self.pods_with_affinity.pop(uid, None)
         self.pods_with_required_anti_affinity.pop(uid, None)
+        if self.pod_index is not None:
+            self.pod_index.remove(pod, self)
         self.generation = next_generation()
         return pod
 

@@ -3,22 +3,33 @@
 kube-scheduler copies changed NodeInfos into a snapshot at the start of every cycle,
 because its cache changes concurrently. Ours cannot: a cycle runs on the event loop
 without awaiting, so no watch event lands mid-cycle. The snapshot is therefore a *live*
-view kept up to date by ClusterState (no per-cycle copy, O(1) per event); a cycle must
-never await while it holds it. See docs/architecture.md, "Snapshot without copies".
+view kept up to date by ClusterState (no per-cycle copy; O(1) per event, O(labels) for
+its indexes); a cycle must never await while it holds it. See docs/architecture.md,
+"Snapshot without copies".
+
+Besides the nodes it keeps what InterPodAffinity and PodTopologySpread would otherwise scan
+every node or pod for: the nodes holding pods with pod (anti-)affinity, the cached pods by
+namespace and label (``pod_index``, kept by NodeInfo), and how many nodes carry each label
+value (the topology domains a spread constraint counts over).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scheduler.cache.disruption_budgets import DisruptionBudgets
+from scheduler.cache.pod_index import PodIndex
+from scheduler.cache.volumes import Volumes
 from scheduler.cache.workloads import Workloads
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from scheduler.cache.node_info import NodeInfo
+    from scheduler.model.node import Node
 
 _NO_LABELS: Mapping[str, str] = {}
+_NO_COUNTS: Mapping[str, int] = {}
 
 
 class Snapshot:
@@ -27,9 +38,14 @@ class Snapshot:
         "_anti_affinity",
         "_by_name",
         "_image_nodes",
+        "_label_keys",
+        "_label_nodes",
         "_namespace_labels",
         "_order",
         "_order_dirty",
+        "disruption_budgets",
+        "pod_index",
+        "volumes",
         "workloads",
     )
 
@@ -38,12 +54,22 @@ class Snapshot:
         self._order: list[NodeInfo] = []
         self._order_dirty = False
         self._image_nodes: dict[str, int] = {}
+        self._label_nodes: dict[str, dict[str, int]] = {}
+        """Label key → value → how many nodes carry that label (ghosts excluded)."""
+        self._label_keys: dict[str, int] = {}
+        """Label key → how many nodes carry the key."""
+        self.pod_index = PodIndex()
+        """Every pod of every adopted NodeInfo, by namespace and label (ghosts included)."""
         self._namespace_labels: dict[str, Mapping[str, str]] = {}
         self._affinity: dict[int, NodeInfo] = {}
         """NodeInfos holding pods with pod (anti-)affinity, keyed by id (ghosts included)."""
         self._anti_affinity: dict[int, NodeInfo] = {}
         self.workloads = Workloads()
         """Services and pod controllers (default topology spreading reads them)."""
+        self.disruption_budgets = DisruptionBudgets()
+        """PodDisruptionBudgets (preemption reads them)."""
+        self.volumes = Volumes()
+        """PVs, PVCs, StorageClasses and CSINodes (the volume plugins read them)."""
 
     @classmethod
     def of(
@@ -88,6 +114,13 @@ class Snapshot:
         # Ghosts (node deleted, pods not yet) stay indexed but are not nodes to schedule on.
         return [info for info in index.values() if info.node is not None]
 
+    def label_values(self, key: str) -> Mapping[str, int]:
+        """Each value of label ``key`` among the nodes, with how many nodes carry it."""
+        return self._label_nodes.get(key, _NO_COUNTS)
+
+    def num_nodes_with_label(self, key: str) -> int:
+        return self._label_keys.get(key, 0)
+
     def image_num_nodes(self, image: str) -> int:
         """How many nodes report the (normalized) image."""
         return self._image_nodes.get(image, 0)
@@ -98,24 +131,35 @@ class Snapshot:
     # -- write side (ClusterState only) ----------------------------------------------------
 
     def add_node_info(self, info: NodeInfo) -> None:
-        """Register ``info`` (its node may be None for now) and count its images."""
+        """Register ``info`` (its node may be None for now), count its images and labels,
+        and index its pods unless it is adopted already."""
         self._by_name[info.name] = info
         self._order_dirty = True
+        self.adopt(info)
         self.track_affinity(info)
         if info.node is not None:
-            self._count_images(info.node.images, +1)
+            self._count_node(info.node, +1)
+
+    def adopt(self, info: NodeInfo) -> None:
+        """From now on ``info``'s pods are kept in ``pod_index`` (those it holds indexed now)."""
+        if info.pod_index is self.pod_index:
+            return
+        info.pod_index = self.pod_index
+        for pod in info.pods.values():
+            self.pod_index.add(pod, info)
 
     def remove_node_info(self, name: str) -> None:
         info = self._by_name.pop(name, None)
         self._order_dirty = True
         if info is not None and info.node is not None:
-            self._count_images(info.node.images, -1)
+            self._count_node(info.node, -1)
 
-    def node_changed(self, old_images: Mapping[str, int], info: NodeInfo) -> None:
-        """A node was added to or updated in ``info``: recount images and order."""
-        self._count_images(old_images, -1)
+    def node_changed(self, old: Node, info: NodeInfo) -> None:
+        """``info``'s node was updated (``old`` is what it was): recount images, labels
+        and order."""
+        self._count_node(old, -1)
         if info.node is not None:
-            self._count_images(info.node.images, +1)
+            self._count_node(info.node, +1)
         self._order_dirty = True
 
     def track_affinity(self, info: NodeInfo) -> None:
@@ -136,10 +180,22 @@ class Snapshot:
         else:
             self._namespace_labels[namespace] = labels
 
-    def _count_images(self, images: Mapping[str, int], delta: int) -> None:
-        for image in images:
-            left = self._image_nodes.get(image, 0) + delta
-            if left > 0:
-                self._image_nodes[image] = left
-            else:
-                self._image_nodes.pop(image, None)
+    def _count_node(self, node: Node, delta: int) -> None:
+        _count(self._image_nodes, node.images, delta)
+        _count(self._label_keys, node.labels, delta)
+        for key, value in node.labels.items():
+            by_value = self._label_nodes.get(key)
+            if by_value is None:
+                by_value = self._label_nodes[key] = {}
+            _count(by_value, (value,), delta)
+            if not by_value:
+                del self._label_nodes[key]
+
+
+def _count(counts: dict[str, int], keys: Iterable[str], delta: int) -> None:
+    for key in keys:
+        left = counts.get(key, 0) + delta
+        if left > 0:
+            counts[key] = left
+        else:
+            counts.pop(key, None)

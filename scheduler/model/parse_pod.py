@@ -33,8 +33,9 @@ from scheduler.model.parse_selectors import (
     node_selector_from_raw,
     preferred_scheduling_term_from_raw,
 )
+from scheduler.model.parse_volumes import pod_volumes_from_raw
 from scheduler.model.parse_workloads import controller_ref_from_raw
-from scheduler.model.pod import HostPort, Pod
+from scheduler.model.pod import PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER, HostPort, Pod
 from scheduler.model.quantity import int_value, milli_value
 from scheduler.model.resources import CPU, MEMORY
 from scheduler.model.taints import Toleration
@@ -239,6 +240,28 @@ def _timestamp(r: Reader, value: object, field: str) -> str:
     return text
 
 
+def _preemption_policy(r: Reader, value: object) -> str:
+    policy = r.string(value, "spec.preemptionPolicy") or PREEMPT_LOWER_PRIORITY
+    if policy not in (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER):
+        raise r.error(
+            "spec.preemptionPolicy",
+            f"must be {PREEMPT_LOWER_PRIORITY!r} or {PREEMPT_NEVER!r}, got {policy!r}",
+        )
+    return policy
+
+
+def _preempted(r: Reader, value: object) -> bool:
+    """A ``DisruptionTarget=True`` condition with reason ``PreemptionByScheduler`` (kube's
+    PodTerminatingByPreemption reads the first DisruptionTarget condition only)."""
+    for path, condition in r.objects(value, "status.conditions"):
+        if r.string(condition.get("type"), f"{path}.type") == "DisruptionTarget":
+            return (
+                r.string(condition.get("status"), f"{path}.status") == "True"
+                and r.string(condition.get("reason"), f"{path}.reason") == "PreemptionByScheduler"
+            )
+    return False
+
+
 def _check_scheduling_gates(r: Reader, value: object) -> None:
     """``spec.schedulingGates`` must be a list of ``{name}``: anything else is an error.
 
@@ -365,4 +388,8 @@ def pod_from_raw(raw: Mapping[str, object]) -> Pod:
         ),
         has_resource_claims=bool(r.sequence(spec.get("resourceClaims"), "spec.resourceClaims")),
         controller_ref=controller_ref_from_raw(r, meta),
+        preemption_policy=_preemption_policy(r, spec.get("preemptionPolicy")),
+        start_time=_timestamp(r, status.get("startTime"), "status.startTime"),
+        preempted=_preempted(r, status.get("conditions")),
+        volumes=pod_volumes_from_raw(r, spec.get("volumes"), name),
     )

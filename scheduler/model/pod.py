@@ -21,9 +21,12 @@ if TYPE_CHECKING:
     from scheduler.model.labels import NodeSelector, PreferredSchedulingTerm
     from scheduler.model.resources import Resources
     from scheduler.model.taints import Toleration
+    from scheduler.model.volumes import PodVolume
     from scheduler.model.workloads import ControllerRef
 
 BATCHING_ANNOTATION = "batch-scheduler.io/batching"
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+PREEMPT_NEVER = "Never"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +84,16 @@ class Pod:
     """Uses DRA resource claims (not supported yet)."""
     controller_ref: ControllerRef | None = None
     """The ``ownerReferences`` entry with ``controller: true`` (default spreading reads it)."""
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY
+    """``spec.preemptionPolicy``: ``Never`` keeps the pod from preempting others."""
+    start_time: str = ""
+    """``status.startTime`` (RFC 3339), empty until the kubelet starts the pod: preemption
+    prefers victims that started last."""
+    preempted: bool = False
+    """``status.conditions`` holds ``DisruptionTarget=True`` with reason
+    ``PreemptionByScheduler``: a scheduler chose the pod as a preemption victim."""
+    volumes: tuple[PodVolume, ...] = ()
+    """``spec.volumes`` as the volume plugins read them (claims, inline disks, signature)."""
 
     def with_node_name(self, node_name: str) -> Pod:
         """A copy placed on ``node_name`` (assume). Per pod on the hot path, so it copies
@@ -102,6 +115,11 @@ class Pod:
     @property
     def has_pod_anti_affinity(self) -> bool:
         return bool(self.required_pod_anti_affinity or self.preferred_pod_anti_affinity)
+
+    @property
+    def claim_names(self) -> tuple[str, ...]:
+        """Names of the claims the pod uses (ephemeral ones included), in volume order."""
+        return tuple(v.claim_name for v in self.volumes if v.claim_name)
 
     @property
     def terminal(self) -> bool:

@@ -1,0 +1,149 @@
+"""PodIndex: cached pods by namespace and label, so that a selector finds its pods without a
+scan of every pod (issue 19).
+
+InterPodAffinity and PodTopologySpread ask, for every pod that cannot batch, "which pods of
+this namespace does this selector match, and on which node?". kube answers by walking every
+node's pods in parallel; a scan of 20000 pods per cycle in Python costs tens of
+milliseconds. Here each namespace keeps its pods by label (key → value → pods), and a query
+starts from the smallest set one of the selector's ``In``/``Exists`` requirements allows
+(the whole namespace when it has none), then checks the full selector on that set only.
+
+Kept by ``NodeInfo.add_pod``/``remove_pod``, the one place every change of a node's pods
+goes through: the watch's add/update/remove, assume and forget, and the pods that
+preemption and nominated-pod filtering place for the duration of one call. O(labels) per
+pod. Pods of ghost NodeInfos (node deleted, pods not yet) stay indexed; an entry carries its
+NodeInfo, whose ``node`` is None then, and readers skip it as a node scan would.
+
+Neighbours: cache.node_info (the writer), cache.snapshot (owns one index, hands it to
+plugins), model.labels (selectors).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeAlias
+
+from scheduler.model.labels import Operator
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterator
+
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.model.keys import Uid
+    from scheduler.model.labels import LabelSelector
+    from scheduler.model.pod import Pod
+
+Entry: TypeAlias = "tuple[Pod, NodeInfo]"
+"""A cached pod and the NodeInfo that accounts it."""
+
+_KEYED = (Operator.EXISTS, Operator.GT, Operator.LT)
+"""Requirements that only a pod carrying the key can satisfy (besides ``In``)."""
+
+
+class _Namespace:
+    __slots__ = ("by_label", "pods")
+
+    def __init__(self) -> None:
+        self.pods: dict[Uid, Entry] = {}
+        self.by_label: dict[str, dict[str, dict[Uid, Entry]]] = {}
+        """Label key → label value → the pods carrying that label."""
+
+
+class PodIndex:
+    """Every pod the NodeInfos of one snapshot account, by namespace and label."""
+
+    __slots__ = ("_namespaces",)
+
+    def __init__(self) -> None:
+        self._namespaces: dict[str, _Namespace] = {}
+
+    def __len__(self) -> int:
+        return sum(len(ns.pods) for ns in self._namespaces.values())
+
+    # -- write side (NodeInfo only) -----------------------------------------------------------
+
+    def add(self, pod: Pod, info: NodeInfo) -> None:
+        """Index ``pod`` as accounted by ``info`` (replacing an entry with the same uid)."""
+        ns = self._namespaces.get(pod.namespace)
+        if ns is None:
+            ns = self._namespaces[pod.namespace] = _Namespace()
+        elif pod.uid in ns.pods:
+            self._unlabel(ns, ns.pods[pod.uid][0])
+        entry = (pod, info)
+        ns.pods[pod.uid] = entry
+        by_label = ns.by_label
+        for key, value in pod.labels.items():
+            by_value = by_label.get(key)
+            if by_value is None:
+                by_value = by_label[key] = {}
+            holders = by_value.get(value)
+            if holders is None:
+                by_value[value] = {pod.uid: entry}
+            else:
+                holders[pod.uid] = entry
+
+    def remove(self, pod: Pod, info: NodeInfo) -> None:
+        """Drop ``pod`` if ``info`` is what accounts it (else another NodeInfo took it over)."""
+        ns = self._namespaces.get(pod.namespace)
+        if ns is None:
+            return
+        entry = ns.pods.get(pod.uid)
+        if entry is None or entry[1] is not info:
+            return
+        del ns.pods[pod.uid]
+        self._unlabel(ns, entry[0])
+        if not ns.pods:
+            del self._namespaces[pod.namespace]
+
+    @staticmethod
+    def _unlabel(ns: _Namespace, pod: Pod) -> None:
+        for key, value in pod.labels.items():
+            by_value = ns.by_label[key]
+            holders = by_value[value]
+            del holders[pod.uid]
+            if not holders:
+                del by_value[value]
+                if not by_value:
+                    del ns.by_label[key]
+
+    # -- read side (plugins) ------------------------------------------------------------------
+
+    def namespaces(self) -> Collection[str]:
+        """Namespaces that hold at least one indexed pod."""
+        return self._namespaces.keys()
+
+    def pods_in(self, namespace: str) -> Collection[Entry]:
+        ns = self._namespaces.get(namespace)
+        return ns.pods.values() if ns is not None else ()
+
+    def matching(self, namespace: str, selector: LabelSelector | None) -> Iterator[Entry]:
+        """The pods of ``namespace`` whose labels ``selector`` matches (None matches none),
+        each with its NodeInfo; in no particular order."""
+        ns = self._namespaces.get(namespace)
+        if ns is None or selector is None:
+            return
+        if selector.empty:
+            yield from ns.pods.values()
+            return
+        groups: Collection[dict[Uid, Entry]] = (ns.pods,)
+        smallest = len(ns.pods)
+        for req in selector.requirements:
+            op = req.operator
+            if op is not Operator.IN and op not in _KEYED:
+                continue
+            by_value = ns.by_label.get(req.key)
+            if by_value is None:
+                return  # no pod of the namespace carries the key: none can match
+            if op is Operator.IN:
+                found = [by_value[v] for v in dict.fromkeys(req.values) if v in by_value]
+            else:
+                found = list(by_value.values())
+            size = sum(len(group) for group in found)
+            if size < smallest:
+                groups, smallest = found, size
+                if not size:
+                    return
+        matches = selector.matches
+        for group in groups:
+            for entry in group.values():
+                if matches(entry[0].labels):
+                    yield entry
