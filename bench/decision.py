@@ -1,9 +1,15 @@
 """Per-pod decision cost: full pass vs batched, at 100 to 5000 nodes (no API, no I/O).
 
-``python -m bench.decision [--nodes 100,500,1000,5000] [--repeats N]`` prints a table and
-writes ``bench/results/decision.json``. Medians over repeats; ratios are measured within one
-run on this machine. This is the core's micro-benchmark; ``make bench`` also runs the
-end-to-end scenarios against ``sim``.
+``python -m bench.decision [--nodes 100,500,1000,5000] [--repeats N] [--out DIR]`` prints a
+table and writes ``DIR/decision.json`` (default ``bench/results/``). Medians over repeats;
+ratios are measured within one run on this machine. This is the core's micro-benchmark;
+``make bench`` also runs the end-to-end scenarios against ``sim``.
+
+Besides the table it measures, on one populated cluster (``--cluster 5000x20000``: nodes in
+three zones and running pods, issue 19), a full pass for a plain pod (``full_pass_ms``) and
+for an unsignable one (``unsignable_full_pass_ms``: required pod anti-affinity on the
+hostname and a DoNotSchedule zone spread constraint, both selecting its own app), the cost
+InterPodAffinity and PodTopologySpread add to every pod that cannot batch.
 """
 
 from __future__ import annotations
@@ -24,9 +30,10 @@ from scheduler.cycle.ports import BindDone, BindRequest, BindResult
 from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
 from scheduler.framework.config import default_config
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.profile import ScheduleResult
 from scheduler.logs.setup import configure_logging
 from scheduler.model.parse import node_from_raw, pod_from_raw
-from scheduler.sim.workload import make_nodes
+from scheduler.sim.workload import ZONE_LABEL, make_nodes
 
 if TYPE_CHECKING:
     from scheduler.model.pod import Pod
@@ -34,22 +41,53 @@ if TYPE_CHECKING:
 RESULTS = Path(__file__).parent / "results"
 
 
+ZONES = ("zone-a", "zone-b", "zone-c")
+APP_SIZE = 100
+"""Running pods per app in the populated cluster (each app's pods on distinct nodes)."""
+
+
+def _raw_pod(name: str, cpu: str, memory: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": "bench", "uid": f"uid-{name}"},
+        "spec": {
+            "schedulerName": "batch-scheduler",
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": cpu, "memory": memory}},
+                }
+            ],
+        },
+    }
+
+
 def _pod(name: str, cpu: str, memory: str) -> Pod:
-    return pod_from_raw(
-        {
-            "metadata": {"name": name, "namespace": "bench", "uid": f"uid-{name}"},
-            "spec": {
-                "schedulerName": "batch-scheduler",
-                "containers": [
-                    {
-                        "name": "c",
-                        "image": "registry.k8s.io/pause:3.10",
-                        "resources": {"requests": {"cpu": cpu, "memory": memory}},
-                    }
-                ],
-            },
+    return pod_from_raw(_raw_pod(name, cpu, memory))
+
+
+def _unsignable_pod(app: str) -> Pod:
+    """A replica of ``app``: at most one per node (required anti-affinity on the hostname)
+    and zones within a skew of 1 (DoNotSchedule), as a spread-out StatefulSet asks."""
+    raw = _raw_pod("unsignable", "100m", "500Mi")
+    selector = {"matchLabels": {"app": app}}
+    raw["metadata"]["labels"] = {"app": app}
+    raw["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}
+            ]
         }
-    )
+    }
+    raw["spec"]["topologySpreadConstraints"] = [
+        {
+            "maxSkew": 1,
+            "topologyKey": ZONE_LABEL,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": selector,
+        }
+    ]
+    return pod_from_raw(raw)
 
 
 class _Binder:
@@ -69,7 +107,9 @@ class _Silent:
     def failed(self, pod: Pod, message: str) -> None: ...
 
 
-def _scheduler(nodes: int, mode: BatchingMode, percentage: int) -> Scheduler:
+def _scheduler(
+    nodes: int, mode: BatchingMode, percentage: int, zones: tuple[str, ...] = ()
+) -> Scheduler:
     config = default_config()
     binder = _Binder()
     scheduler = build_scheduler(
@@ -83,7 +123,7 @@ def _scheduler(nodes: int, mode: BatchingMode, percentage: int) -> Scheduler:
     binder.scheduler = scheduler
     for profile in scheduler.profiles.values():
         profile.percentage_of_nodes_to_score = percentage
-    for i, raw in enumerate(make_nodes(nodes)):
+    for i, raw in enumerate(make_nodes(nodes, zones=zones)):
         raw["metadata"]["uid"] = f"uid-node-{i}"
         scheduler.cluster.add_node(node_from_raw(raw))
     return scheduler
@@ -100,6 +140,37 @@ def full_pass_ms(nodes: int, percentage: int, repeats: int) -> float:
         profile.schedule(CycleState(), pod)
         times.append(time.perf_counter() - started)
     return statistics.median(times) * 1000
+
+
+def _populate(scheduler: Scheduler, nodes: int, pods: int) -> None:
+    """``pods`` running pods, app ``i // APP_SIZE``, pod ``i`` on node ``i % nodes``."""
+    for i in range(pods):
+        raw = _raw_pod(f"run-{i}", "100m", "500Mi")
+        raw["metadata"]["labels"] = {"app": f"app-{i // APP_SIZE}", "tier": "backend"}
+        raw["spec"]["nodeName"] = f"node-{i % nodes}"
+        raw["status"] = {"phase": "Running"}
+        scheduler.cluster.add_pod(pod_from_raw(raw))
+
+
+def unsignable_ms(nodes: int, pods: int, repeats: int) -> dict[str, float]:
+    """Median full pass for a plain and for an unsignable pod on one populated cluster."""
+    scheduler = _scheduler(nodes, BatchingMode.OFF, 0, ZONES)
+    _populate(scheduler, nodes, pods)
+    profile = scheduler.profiles["batch-scheduler"]
+    probes = {
+        "full_pass_ms": _pod("probe", "100m", "500Mi"),
+        "unsignable_full_pass_ms": _unsignable_pod("app-7"),
+    }
+    times: dict[str, list[float]] = {key: [] for key in probes}
+    for _ in range(repeats):  # interleaved, so that drift touches both alike
+        for key, pod in probes.items():
+            started = time.perf_counter()
+            result = profile.schedule(CycleState(), pod)
+            times[key].append(time.perf_counter() - started)
+            assert isinstance(result, ScheduleResult), f"{key}: {result}"
+    out = {key: statistics.median(values) * 1000 for key, values in times.items()}
+    out["unsignable_ratio"] = out["unsignable_full_pass_ms"] / out["full_pass_ms"]
+    return out
 
 
 def batched_ms(nodes: int, cpu: str, memory: str, pods: int, repeats: int) -> dict[str, float]:
@@ -128,8 +199,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m bench.decision")
     parser.add_argument("--nodes", default="100,500,1000,5000")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--cluster",
+        default="5000x20000",
+        help="NODESxPODS of the populated cluster for the unsignable pass ('' to skip)",
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS, help="directory for decision.json")
     args = parser.parse_args(argv)
-    sizes = [int(n) for n in args.nodes.split(",")]
+    sizes = [int(n) for n in args.nodes.split(",") if n]
     random.seed(0)
     rows = []
     print(
@@ -156,9 +233,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"{one['batched_ms']:>13.4f}ms {row['one_per_node_ratio']:>7.4f} "
             f"{many['batched_ms']:>16.4f}ms {row['many_per_node_ratio']:>7.4f}"
         )
-    RESULTS.mkdir(exist_ok=True)
-    report = {"benchmark": "decision", "repeats": args.repeats, "rows": rows}
-    (RESULTS / "decision.json").write_text(json.dumps(report, indent=2) + "\n")
+    report: dict[str, Any] = {"benchmark": "decision", "repeats": args.repeats, "rows": rows}
+    if args.cluster:
+        nodes, _, pods = args.cluster.partition("x")
+        populated = unsignable_ms(int(nodes), int(pods), args.repeats * 6)
+        report.update(cluster_nodes=int(nodes), running_pods=int(pods), **populated)
+        print(
+            f"{nodes} nodes, {pods} running pods: full pass {populated['full_pass_ms']:.3f}ms, "
+            f"unsignable {populated['unsignable_full_pass_ms']:.3f}ms "
+            f"(ratio {populated['unsignable_ratio']:.2f})"
+        )
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "decision.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
 
 

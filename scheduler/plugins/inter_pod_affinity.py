@@ -22,8 +22,12 @@ those of the matched pod's namespace.
 Sign (KEP-5598): a pod with any pod (anti-)affinity term is unsignable; otherwise its
 namespace and labels are what existing pods' terms read, and form the fragment.
 
+Cost (issue 19): existing pods a term of the incoming pod reads are found through the
+snapshot's pod index (by namespace and label), and existing pods' own terms through its
+lists of nodes holding pods with such terms; no cycle walks every pod.
+
 Neighbours: framework.interfaces (protocols), cache.snapshot (have_pods_with_* lists,
-namespace labels), cache.node_info (pods, pods_with_affinity), model.affinity (terms).
+namespace labels, pod_index), cache.node_info (pods_with_affinity), model.affinity (terms).
 """
 
 from __future__ import annotations
@@ -36,9 +40,10 @@ from scheduler.framework.cycle_state import StateKey
 from scheduler.framework.interfaces import MAX_NODE_SCORE
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Iterable, Sequence
+    from collections.abc import Hashable, Iterable, Iterator, Sequence
 
     from scheduler.cache.node_info import NodeInfo
+    from scheduler.cache.pod_index import Entry
     from scheduler.cache.snapshot import Snapshot
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.interfaces import Handle, PluginArgs
@@ -53,6 +58,15 @@ ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = (
 )
 ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+
+# Filter's verdicts, stamped already, so that rejecting a node allocates nothing.
+_AFFINITY_NOT_MATCH = st.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH).with_plugin(NAME)
+_ANTI_AFFINITY_NOT_MATCH = st.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH).with_plugin(
+    NAME
+)
+_EXISTING_ANTI_AFFINITY_NOT_MATCH = st.unschedulable(
+    ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH
+).with_plugin(NAME)
 
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 _ARGS = "InterPodAffinityArgs"
@@ -114,18 +128,18 @@ class InterPodAffinity:
         anti_terms = pod.required_pod_anti_affinity
         affinity: dict[TopologyPair, int] = {}
         anti_affinity: dict[TopologyPair, int] = {}
-        if affinity_terms or anti_terms:
-            for info in snapshot.node_infos:
+        # Existing pods matching the pod's terms come from the pod index, not a scan.
+        if affinity_terms:
+            first, rest = affinity_terms[0], affinity_terms[1:]
+            for other, info in _matching(first, snapshot):
                 node = info.node
-                if node is None:
-                    continue
-                for other in info.pods.values():
-                    if affinity_terms and _matches_all(affinity_terms, other, snapshot):
-                        for term in affinity_terms:
-                            _add(affinity, node, term.topology_key, 1)
-                    for term in anti_terms:
-                        if _term_matches(term, other, snapshot):
-                            _add(anti_affinity, node, term.topology_key, 1)
+                if node is not None and _matches_all(rest, other, snapshot):
+                    for term in affinity_terms:
+                        _add(affinity, node, term.topology_key, 1)
+        for term in anti_terms:
+            for _, info in _matching(term, snapshot):
+                if info.node is not None:
+                    _add(anti_affinity, info.node, term.topology_key, 1)
 
         if not existing and not affinity_terms and not anti_terms:
             return None, st.SKIP
@@ -141,12 +155,13 @@ class InterPodAffinity:
         node = node_info.node
         if node is None:
             return st.error("node not found")
-        if not _satisfies_pod_affinity(s, pod, node):
-            return st.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
-        if not _satisfies_pod_anti_affinity(s, pod, node):
-            return st.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
-        if not _satisfies_existing_pods_anti_affinity(s, node):
-            return st.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+        # Each check is skipped outright when its counts cannot reject (per node, hot path).
+        if pod.required_pod_affinity and not _satisfies_pod_affinity(s, pod, node):
+            return _AFFINITY_NOT_MATCH
+        if s.anti_affinity and not _satisfies_pod_anti_affinity(s, pod, node):
+            return _ANTI_AFFINITY_NOT_MATCH
+        if s.existing_anti_affinity and not _satisfies_existing_pods_anti_affinity(s, node):
+            return _EXISTING_ANTI_AFFINITY_NOT_MATCH
         return st.SUCCESS
 
     # -- PreScore / Score / NormalizeScore --------------------------------------------------
@@ -157,24 +172,29 @@ class InterPodAffinity:
         if self.ignore_preferred_terms_of_existing_pods and not has_preferred:
             return st.SKIP
         snapshot = self._handle.snapshot
-        # Without preferred terms of its own, only pods with affinity terms can add weight.
-        infos = snapshot.node_infos if has_preferred else snapshot.have_pods_with_affinity()
         scores: dict[str, dict[str, int]] = {}
         touched = False
-        for info in infos:
+        # kube walks every pod when the pod has preferred terms, and only pods with affinity
+        # terms otherwise; the same credits come from two narrower walks. First the pod's
+        # preferred terms, against the existing pods the pod index finds for each.
+        for weighted in pod.preferred_pod_affinity:
+            touched |= _credit_matching(scores, weighted.term, weighted.weight, snapshot)
+        for weighted in pod.preferred_pod_anti_affinity:
+            touched |= _credit_matching(scores, weighted.term, -weighted.weight, snapshot)
+        # Then existing pods' own terms, which only pods with affinity terms have.
+        for info in snapshot.have_pods_with_affinity():
             node = info.node
             # kube skips existing pods on nodes without labels: no topology to credit.
             if node is None or not node.labels:
                 continue
-            others = info.pods if has_preferred else info.pods_with_affinity
-            for other in others.values():
-                touched |= self._process_existing_pod(scores, pod, other, node, snapshot)
+            for other in info.pods_with_affinity.values():
+                touched |= self._process_existing_terms(scores, pod, other, node, snapshot)
         if not touched:
             return st.SKIP
         state.write(_PRE_SCORE_KEY, _PreScoreState(scores))
         return st.SUCCESS
 
-    def _process_existing_pod(
+    def _process_existing_terms(
         self,
         scores: dict[str, dict[str, int]],
         pod: Pod,
@@ -182,9 +202,9 @@ class InterPodAffinity:
         node: Node,
         snapshot: Snapshot,
     ) -> bool:
-        """Credit ``node``'s topology pairs for one existing pod; True if any term applied."""
-        touched = _weigh(scores, pod.preferred_pod_affinity, other, node, snapshot, 1)
-        touched |= _weigh(scores, pod.preferred_pod_anti_affinity, other, node, snapshot, -1)
+        """Credit ``node``'s topology pairs for one existing pod's terms that the incoming
+        pod matches; True if any term applied."""
+        touched = False
         weight = self.hard_pod_affinity_weight
         if weight > 0:
             for term in other.required_pod_affinity:
@@ -250,6 +270,28 @@ def _matches_all(terms: Iterable[PodAffinityTerm], pod: Pod, snapshot: Snapshot)
     return all(_term_matches(term, pod, snapshot) for term in terms)
 
 
+def _matching(term: PodAffinityTerm, snapshot: Snapshot) -> Iterator[Entry]:
+    """Every cached pod ``term`` matches (as :func:`_term_matches`), with its NodeInfo,
+    from the snapshot's pod index: only the term's namespaces are visited, and in each only
+    the pods its label selector can match."""
+    selector = term.label_selector
+    if selector is None:
+        return
+    index = snapshot.pod_index
+    namespaces: Iterable[str] = term.namespaces
+    by_labels = term.namespace_selector
+    if by_labels is not None:
+        namespaces = [
+            ns
+            for ns in index.namespaces()
+            if ns in term.namespaces
+            or by_labels.empty
+            or by_labels.matches(snapshot.namespace_labels(ns))
+        ]
+    for namespace in namespaces:
+        yield from index.matching(namespace, selector)
+
+
 def _add(counts: dict[TopologyPair, int], node: Node, key: str, delta: int) -> None:
     value = node.labels.get(key)
     if value is not None:
@@ -274,6 +316,25 @@ def _credit(
     by_value = scores.setdefault(term.topology_key, {})
     by_value[value] = by_value.get(value, 0) + weight
     return True
+
+
+def _credit_matching(
+    scores: dict[str, dict[str, int]], term: PodAffinityTerm, weight: int, snapshot: Snapshot
+) -> bool:
+    """Add ``weight`` to the pair of every node holding a pod ``term`` matches, per pod."""
+    key = term.topology_key
+    touched = False
+    by_value = scores.get(key)
+    for _, info in _matching(term, snapshot):
+        node = info.node
+        value = node.labels.get(key) if node is not None else None
+        if value is None:
+            continue
+        if by_value is None:
+            by_value = scores[key] = {}
+        by_value[value] = by_value.get(value, 0) + weight
+        touched = True
+    return touched
 
 
 def _weigh(

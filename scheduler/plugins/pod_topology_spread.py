@@ -26,6 +26,11 @@ nothing selects, such as a Job's; those read nothing here, so we batch them. A S
 controller that comes or goes re-signs the queued pods of its namespace
 (``Scheduler.resign``).
 
+Cost (issue 19): the matching pods come from the snapshot's pod index (by namespace and
+label), so a cycle visits the pods a selector matches, not every pod; the number of domains
+comes from the snapshot's node-label counts when every node has the keys and no inclusion
+policy can exclude a node, otherwise from a scan of the nodes (not of their pods).
+
 Neighbours: framework.interfaces (the protocols implemented here), cache.node_info,
 cache.snapshot and cache.workloads (what is counted, and the DefaultSelector),
 model.affinity (TopologySpreadConstraint records), pod_topology_spread_args (the args).
@@ -55,7 +60,7 @@ from scheduler.plugins.pod_topology_spread_args import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Iterable, Mapping, Sequence
+    from collections.abc import Hashable, Iterator, Mapping, Sequence
 
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.snapshot import Snapshot
@@ -84,6 +89,10 @@ NAME = "PodTopologySpread"
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
 
+# Filter's verdicts, stamped already, so that rejecting a node allocates nothing.
+_MISSING_LABEL = st.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH).with_plugin(NAME)
+_SKEWED = st.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH).with_plugin(NAME)
+
 _MAX_INT32 = 2**31 - 1
 _BLOCKING_EFFECTS = (Effect.NO_SCHEDULE, Effect.NO_EXECUTE)
 
@@ -106,11 +115,19 @@ class _Constraint:
 
 @dataclass(frozen=True, slots=True)
 class _PreFilterState:
-    """Per hard constraint: matching pods by topology value, and the global minimum."""
+    """Per hard constraint: matching pods by topology value (domains without any left out),
+    how many domains the eligible nodes form, and the global minimum."""
 
     constraints: tuple[_Constraint, ...]
     counts: tuple[dict[str, int], ...]
+    domains: tuple[int, ...]
     minimums: tuple[int, ...]
+    checks: tuple[tuple[str, dict[str, int], int], ...]
+    """Per constraint (topology key, counts, limit): Filter rejects a node whose domain
+    holds more than ``limit`` matching pods. ``limit`` is maxSkew + the global minimum (0
+    with fewer domains than minDomains) - 1 if the pod matches its own selector, which is
+    kube's ``count + selfMatch - minimum > maxSkew`` with everything but the count known
+    once per cycle."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +139,9 @@ class _PreScoreState:
     counts: tuple[dict[str, int], ...]
     weights: tuple[float, ...]
     ignored_nodes: frozenset[str]
+    host_counts: tuple[dict[str, int], ...] = ()
+    """Per hostname constraint: matching pods by node name, whatever the node's policies
+    (what Score counts on each node; empty for other keys)."""
 
 
 _PRE_FILTER_KEY: StateKey[_PreFilterState] = StateKey("PreFilter" + NAME)
@@ -167,21 +187,40 @@ class PodTopologySpread:
         constraints = self._constraints(pod, DO_NOT_SCHEDULE, snapshot.workloads)
         if not constraints:
             return None, st.SKIP
+        domains = _eligible_domains(pod, constraints, snapshot)
         counts: tuple[dict[str, int], ...] = tuple({} for _ in constraints)
-        for info in snapshot.node_infos:
-            node = info.node
-            if node is None or not _has_all_keys(node.labels, constraints):
-                continue
-            for i, c in enumerate(constraints):
-                if not _node_included(c, pod, node):
+        for i, c in enumerate(constraints):
+            # Only matching pods are visited (the snapshot's pod index), not every node's.
+            counted = counts[i]
+            check = _inclusion_matters(c, pod)
+            for info in _matching_nodes(snapshot, c, pod.namespace):
+                node = info.node
+                if node is None or not _has_all_keys(node.labels, constraints):
+                    continue
+                if check and not _node_included(c, pod, node):
                     continue
                 value = node.labels[c.topology_key]
-                found = _count_matching(info.pods.values(), c, pod.namespace)
-                counts[i][value] = counts[i].get(value, 0) + found
+                counted[value] = counted.get(value, 0) + 1
         # kube's critical path [0] starts at MaxInt32; with no domain at all the minimum is
-        # replaced by 0 in Filter anyway (fewer domains than minDomains >= 1).
-        minimums = tuple(min(c.values(), default=_MAX_INT32) for c in counts)
-        state.write(_PRE_FILTER_KEY, _PreFilterState(constraints, counts, minimums))
+        # replaced by 0 in Filter anyway (fewer domains than minDomains >= 1). A domain
+        # without matching pods makes the minimum 0.
+        minimums = tuple(
+            0 if len(counted) < size else min(counted.values(), default=_MAX_INT32)
+            for counted, size in zip(counts, domains, strict=True)
+        )
+        checks = tuple(
+            (
+                c.topology_key,
+                counts[i],
+                c.max_skew
+                + (minimums[i] if domains[i] >= c.min_domains else 0)
+                - (1 if c.selects(pod.labels) else 0),
+            )
+            for i, c in enumerate(constraints)
+        )
+        state.write(
+            _PRE_FILTER_KEY, _PreFilterState(constraints, counts, domains, minimums, checks)
+        )
         return None, st.SUCCESS
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> st.Status:
@@ -192,16 +231,13 @@ class PodTopologySpread:
         node = node_info.node
         if node is None:
             return st.error("node not found")
-        for i, c in enumerate(s.constraints):
-            value = node.labels.get(c.topology_key)
+        labels = node.labels
+        for key, counts, limit in s.checks:
+            value = labels.get(key)
             if value is None:
-                return st.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
-            # With fewer eligible domains than minDomains the global minimum counts as 0.
-            minimum = s.minimums[i] if len(s.counts[i]) >= c.min_domains else 0
-            self_match = 1 if c.selects(pod.labels) else 0
-            skew = s.counts[i].get(value, 0) + self_match - minimum
-            if skew > c.max_skew:
-                return st.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+                return _MISSING_LABEL
+            if counts.get(value, 0) > limit:
+                return _SKEWED
         return st.SUCCESS
 
     # -- PreScore / Score / NormalizeScore (ScheduleAnyway) ---------------------------------
@@ -238,19 +274,27 @@ class PodTopologySpread:
             )
             for i, c in enumerate(constraints)
         )
-        for info in all_nodes:
-            node = info.node
-            if node is None or (require_all and not _has_all_keys(node.labels, constraints)):
-                continue
-            for i, c in enumerate(constraints):
-                if not _node_included(c, pod, node):
+        for i, c in enumerate(constraints):
+            counted = counts[i]
+            if not counted:
+                continue  # hostname, or no domain among the filtered nodes
+            check = _inclusion_matters(c, pod)
+            for info in _matching_nodes(snapshot, c, pod.namespace):
+                node = info.node
+                if node is None or (require_all and not _has_all_keys(node.labels, constraints)):
+                    continue
+                if check and not _node_included(c, pod, node):
                     continue
                 value = node.labels.get(c.topology_key, "")
-                if value not in counts[i]:
-                    continue
-                counts[i][value] += _count_matching(info.pods.values(), c, pod.namespace)
+                if value in counted:
+                    counted[value] += 1
+        host_counts = tuple(
+            _pods_per_node(snapshot, c, pod.namespace) if c.topology_key == LABEL_HOSTNAME else {}
+            for c in constraints
+        )
         state.write(
-            _PRE_SCORE_KEY, _PreScoreState(constraints, counts, weights, frozenset(ignored))
+            _PRE_SCORE_KEY,
+            _PreScoreState(constraints, counts, weights, frozenset(ignored), host_counts),
         )
         return st.SUCCESS
 
@@ -266,7 +310,7 @@ class PodTopologySpread:
             if value is None:
                 continue
             if c.topology_key == LABEL_HOSTNAME:
-                found = _count_matching(node_info.pods.values(), c, pod.namespace)
+                found = s.host_counts[i].get(node.name, 0)
             else:
                 found = s.counts[i].get(value, 0)
             # maxSkew - 1 waters down differences between domains (kube's scoreForCount).
@@ -345,6 +389,54 @@ def _has_all_keys(labels: Mapping[str, str], constraints: tuple[_Constraint, ...
     return all(c.topology_key in labels for c in constraints)
 
 
+def _eligible_domains(
+    pod: Pod, constraints: tuple[_Constraint, ...], snapshot: Snapshot
+) -> tuple[int, ...]:
+    """Per constraint, how many topology domains the nodes that count form: nodes with every
+    constraint's key that pass the constraint's inclusion policies.
+
+    When every node carries every key and no policy can exclude a node, that is the number
+    of values of the key, kept by the snapshot; otherwise the nodes are scanned (no pods).
+    """
+    num_nodes = snapshot.num_nodes
+    if all(snapshot.num_nodes_with_label(c.topology_key) == num_nodes for c in constraints) and (
+        not any(_inclusion_matters(c, pod) for c in constraints)
+    ):
+        return tuple(len(snapshot.label_values(c.topology_key)) for c in constraints)
+    seen: tuple[set[str], ...] = tuple(set() for _ in constraints)
+    for info in snapshot.node_infos:
+        node = info.node
+        if node is None or not _has_all_keys(node.labels, constraints):
+            continue
+        for i, c in enumerate(constraints):
+            if _node_included(c, pod, node):
+                seen[i].add(node.labels[c.topology_key])
+    return tuple(len(values) for values in seen)
+
+
+def _inclusion_matters(c: _Constraint, pod: Pod) -> bool:
+    """Whether the constraint's inclusion policies can leave any node out for ``pod``."""
+    if c.honor_node_taints:
+        return True
+    return c.honor_node_affinity and bool(
+        pod.node_selector or pod.required_node_affinity is not None
+    )
+
+
+def _matching_nodes(snapshot: Snapshot, c: _Constraint, namespace: str) -> Iterator[NodeInfo]:
+    """The NodeInfo of every pod the constraint counts, once per pod (so a node as often as
+    it holds such pods), found through the snapshot's pod index: pods of ``namespace`` the
+    selector matches, terminating ones excluded (#87621). A nil or empty selector counts no
+    pod (kube's countPodsMatchSelector), although an empty one still matches the incoming
+    pod itself in Filter."""
+    selector = c.selector
+    if selector is None or selector.empty:
+        return
+    for other, info in snapshot.pod_index.matching(namespace, selector):
+        if not other.deleting:
+            yield info
+
+
 def _node_included(c: _Constraint, pod: Pod, node: Node) -> bool:
     """Node inclusion policies: nodeAffinityPolicy and nodeTaintsPolicy set to Honor."""
     if c.honor_node_affinity and not _matches_required_node_affinity(pod, node):
@@ -368,20 +460,14 @@ def _matches_required_node_affinity(pod: Pod, node: Node) -> bool:
     return required is None or required.matches(labels, node.name)
 
 
-def _count_matching(pods: Iterable[Pod], c: _Constraint, namespace: str) -> int:
-    """Pods of ``namespace`` that the selector matches, terminating ones excluded (#87621).
-
-    A nil or empty selector counts no pod (kube's countPodsMatchSelector), although an
-    empty one still matches the incoming pod itself in Filter.
-    """
-    selector = c.selector
-    if selector is None or selector.empty:
-        return 0
-    return sum(
-        1
-        for p in pods
-        if not p.deleting and p.namespace == namespace and selector.matches(p.labels)
-    )
+def _pods_per_node(snapshot: Snapshot, c: _Constraint, namespace: str) -> dict[str, int]:
+    """Pods the constraint counts, by the name of the node they are on (ghosts left out)."""
+    per_node: dict[str, int] = {}
+    for info in _matching_nodes(snapshot, c, namespace):
+        node = info.node
+        if node is not None:
+            per_node[node.name] = per_node.get(node.name, 0) + 1
+    return per_node
 
 
 def _topology_weight(size: int) -> float:
