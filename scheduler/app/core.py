@@ -17,7 +17,7 @@ from scheduler.queueing.scheduling_queue import SchedulingQueue
 
 if TYPE_CHECKING:
     from scheduler.clock import Clock
-    from scheduler.cycle.ports import BindDispatcher, Reporter
+    from scheduler.cycle.ports import BindDispatcher, Preemptor, Reporter
     from scheduler.framework.config import SchedulerConfig
     from scheduler.metrics import Metrics
 
@@ -32,8 +32,12 @@ def build_scheduler(
     metrics: Metrics | None = None,
     seed: int | None = None,
     max_group: int = 256,
+    preemptor: Preemptor | None = None,
 ) -> Scheduler:
-    """A Scheduler with a fresh cache and queue; raises ConfigError for bad plugin args."""
+    """A Scheduler with a fresh cache and queue; raises ConfigError for bad plugin args.
+
+    ``preemptor`` carries out what DefaultPreemption decides (``kube.preemption`` against a
+    cluster); None evicts nothing, though nominations are still kept in memory."""
     cluster = ClusterState()
     rng = random.Random(seed)
     registry = in_tree_registry()
@@ -62,4 +66,5 @@ def build_scheduler(
         metrics=metrics,
         batching=batching,
         rng=random.Random(rng.random()),
+        preemptor=preemptor,
     )

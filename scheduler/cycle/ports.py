@@ -1,17 +1,19 @@
-"""The two ports the cycle needs from the outside world (dependency inversion, as kube's
-Handle/Bind): dispatching a bind and reporting outcomes. ``kube.binder`` and
-``kube.reporter`` implement them against the API; ``simulate`` and tests use in-memory ones.
+"""The ports the cycle needs from the outside world (dependency inversion, as kube's
+Handle/Bind): dispatching a bind, reporting outcomes, and carrying out a preemption.
+``kube.binder``, ``kube.reporter`` and ``kube.preemption`` implement them against the API;
+``simulate`` and tests use in-memory ones.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from scheduler.model.pod import Pod
+    from scheduler.plugins.volume_binding import PodVolumes
     from scheduler.queueing.scheduling_queue import QueuedPodInfo
 
 
@@ -34,6 +36,8 @@ class BindRequest:
     profile: str
     cycle: int
     started: float
+    volumes: PodVolumes | None = None
+    """What VolumeBinding's Reserve planned: PreBind writes it before the Binding."""
 
 
 BindDone = Callable[[BindRequest, BindResult, str], None]
@@ -45,6 +49,34 @@ class BindDispatcher(Protocol):
         """Start binding ``request.pod`` to ``request.node``; must not block, must call
         ``done`` exactly once, later or immediately."""
         ...
+
+
+class Preemptor(Protocol):
+    """The API side of a preemption PostFilter decided (kube's Executor). Fire-and-forget:
+    never blocks the cycle; failures are logged, and the preemptor's next attempt decides
+    again from what the watch then shows."""
+
+    def preempt(self, pod: Pod, node: str, victims: Sequence[Pod]) -> None:
+        """Evict ``victims`` from ``node`` for ``pod``: each gets the ``DisruptionTarget``
+        condition (reason ``PreemptionByScheduler``), is deleted gracefully and gets a
+        ``Preempted`` event; then ``pod``'s ``status.nominatedNodeName`` is set to
+        ``node``. A victim already gone or terminating is skipped."""
+        ...
+
+    def clear_nominated_node(self, pods: Sequence[Pod]) -> None:
+        """Set ``status.nominatedNodeName`` of each of ``pods`` back to empty."""
+        ...
+
+
+class NoPreemptor:
+    """A Preemptor that evicts nothing (schedulers built without an API, and tests that do
+    not look at evictions). Nominations are still recorded in memory by the cycle."""
+
+    def preempt(self, pod: Pod, node: str, victims: Sequence[Pod]) -> None:
+        return None
+
+    def clear_nominated_node(self, pods: Sequence[Pod]) -> None:
+        return None
 
 
 class Reporter(Protocol):

@@ -9,8 +9,13 @@ cannot change under it (cache/snapshot.py). Its steps:
    profiles, as kube's), so another profile's pod in between breaks a batch.
 2. Otherwise (or the recheck failed): a full pass (framework/profile.py).
 3. Chosen node: assume the pod there (the next cycle sees it) and dispatch the bind; the
-   leftover ranking becomes batch state. No node: PodScheduled=False + FailedScheduling,
-   and the pod waits in the unschedulable pool.
+   leftover ranking becomes batch state. No node: PostFilter (DefaultPreemption) may
+   nominate a node and name victims: the nomination is recorded at once (the queue's
+   nominator: lower-priority pods leave room there from the next cycle on) and the
+   ``Preemptor`` port evicts the victims and patches ``status.nominatedNodeName``. Either
+   way PodScheduled=False + FailedScheduling (the fit message, then PostFilter's), and the
+   pod waits in the unschedulable pool until a cluster event (the victims' deletion) may
+   help.
 4. Bind ended (``bind_finished``): success → ``Scheduled`` event, the assumption waits for
    the watch to confirm it; conflict (409, bound by someone else) → forget, not retried;
    gone (404) → forget; other errors → forget, invalidate batch state, retry with backoff.
@@ -20,13 +25,13 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from scheduler import logs
 from scheduler.batching.batch import OpportunisticBatch
 from scheduler.batching.signature import OPTED_OUT, BatchingMode, Signer
-from scheduler.cycle.ports import BindRequest, BindResult
+from scheduler.cycle.ports import BindRequest, BindResult, NoPreemptor
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import FitError
 from scheduler.framework.profile import ScheduleResult, SchedulingError
@@ -34,12 +39,14 @@ from scheduler.framework.selection import Selector
 from scheduler.framework.status import Status
 from scheduler.metrics.labels import DivergenceKind, Result
 from scheduler.plugins import names
+from scheduler.plugins.volume_binding import VolumeBinding
 
 if TYPE_CHECKING:
     from scheduler.cache.cluster_state import ClusterState
     from scheduler.cache.node_info import NodeInfo
     from scheduler.clock import Clock
-    from scheduler.cycle.ports import BindDispatcher, Reporter
+    from scheduler.cycle.ports import BindDispatcher, Preemptor, Reporter
+    from scheduler.framework.cycle_state import CycleState as State
     from scheduler.framework.profile import ObservePoint, Profile
     from scheduler.metrics import Metrics
     from scheduler.model.pod import Pod
@@ -91,13 +98,22 @@ class Scheduler:
         metrics: Metrics | None = None,
         batching: BatchingSettings | None = None,
         rng: random.Random | None = None,
+        preemptor: Preemptor | None = None,
     ) -> None:
         self.cluster = cluster
         self.queue = queue
         self.profiles = profiles
         self.clock = clock
         self.binder = binder
+        self.volume_binding: dict[str, VolumeBinding] = {
+            name: plugin
+            for name, profile in profiles.items()
+            for plugin in profile.plugins
+            if isinstance(plugin, VolumeBinding)
+        }
+        """Each profile's VolumeBinding: Reserve assumes its volumes, PreBind writes them."""
         self.reporter = reporter
+        self.preemptor: Preemptor = preemptor or NoPreemptor()
         self.metrics = metrics
         self.settings = batching or BatchingSettings()
         self.rng = rng or random.Random()
@@ -109,6 +125,7 @@ class Scheduler:
         self._cycle = 0
         """Scheduling cycles so far, all profiles together (kube's schedulingCycle)."""
         for name, profile in profiles.items():
+            profile.nominator = queue.nominator
             signer = Signer(profile, self.settings.mode)
             self.signers[name] = signer
             self._verifiers[name] = Selector(random.Random(self.rng.random()))
@@ -142,6 +159,9 @@ class Scheduler:
         """
         if self.cluster.get_pod(pod.uid) is not None:
             return
+        # Its nomination (status.nominatedNodeName, or ours not yet seen back): recorded
+        # before signing, so a nominated pod is never batched (KEP-5598).
+        pod = self.queue.nominator.update(pod)
         signed = self.signers[pod.scheduler_name].sign(pod)
         if signed.signature is None and signed.refused_by != OPTED_OUT:
             log.debug("pod_unsignable", pod=pod.key, plugin=signed.refused_by)
@@ -198,7 +218,10 @@ class Scheduler:
             if pre_filtered[1].is_success:
                 hinted = batch.get_node_hint(state, pod, info.signature, cycle)
                 node = profile.snapshot.get(hinted) if hinted is not None else None
-                if node is not None and profile.run_filters(state, pod, node).is_success:
+                if (
+                    node is not None
+                    and profile.run_filters_with_nominated_pods(state, pod, node).is_success
+                ):
                     outcome = ScheduleResult(node, 1, 1, None, 0)
                     by_hint = True
                     self.stats.batched += 1
@@ -232,27 +255,52 @@ class Scheduler:
                     chosen_index=outcome.chosen,
                     cycle=cycle,
                 )
-            self._assume_and_bind(info, outcome.node.name, cycle, elapsed)
+            self._assume_and_bind(info, outcome.node.name, cycle, elapsed, state)
         else:
             # Not recorded in the batch: the next pod's cycle is then not last + 1 (kube).
-            self._not_placed(info, outcome, elapsed)
+            self._not_placed(info, outcome, elapsed, profile, state)
         return outcome
 
-    def _assume_and_bind(self, info: QueuedPodInfo, node: str, cycle: int, elapsed: float) -> None:
+    def _assume_and_bind(
+        self, info: QueuedPodInfo, node: str, cycle: int, elapsed: float, state: State
+    ) -> None:
         pod = info.pod
+        volumes = None
+        binding = self.volume_binding.get(pod.scheduler_name)
+        if binding is not None:  # Reserve (kube: after assume; nothing awaits in between)
+            status = binding.reserve(state, pod, node)
+            if not status.is_success:
+                binding.unreserve(state, pod, node)
+                profile = self.profiles[pod.scheduler_name]
+                error = SchedulingError(pod.key, status.message())
+                self._not_placed(info, error, elapsed, profile, state)
+                return
+            volumes = binding.bind_plan(state)
+        self.queue.nominator.delete(pod.uid)  # placed: it needs no reservation any more
         assumed = self.cluster.assume(pod, node)
         self.stats.scheduled += 1
         if self.metrics is not None:
             self.metrics.observe_attempt(Result.SCHEDULED, pod.scheduler_name, elapsed)
-        request = BindRequest(info, assumed, node, pod.scheduler_name, cycle, self.clock.now())
+        request = BindRequest(
+            info, assumed, node, pod.scheduler_name, cycle, self.clock.now(), volumes=volumes
+        )
         self.binder.dispatch(request, self.bind_finished)
 
     def _not_placed(
-        self, info: QueuedPodInfo, outcome: FitError | SchedulingError, elapsed: float
+        self,
+        info: QueuedPodInfo,
+        outcome: FitError | SchedulingError,
+        elapsed: float,
+        profile: Profile,
+        state: State,
     ) -> None:
         pod = info.pod
         if isinstance(outcome, FitError):
             message = outcome.message()
+            post_filter = self._post_filter(info, outcome, profile, state)
+            if post_filter:
+                message = f"{message} {post_filter}"
+            pod = info.pod  # a nomination changed the queued copy
             self.stats.unschedulable += 1
             if self.metrics is not None:
                 self.metrics.observe_attempt(Result.UNSCHEDULABLE, pod.scheduler_name, elapsed)
@@ -273,6 +321,51 @@ class Scheduler:
             log.warning("scheduling_error", pod=pod.key, error=outcome.message)
             self.queue.requeue_backoff(info)
             self.reporter.failed(pod, outcome.message)
+
+    def _post_filter(
+        self, info: QueuedPodInfo, fit: FitError, profile: Profile, state: State
+    ) -> str:
+        """Run PostFilter for a pod that fits nowhere and act on its nomination (kube's
+        schedule_one.go + handleSchedulingFailure + the preemption Executor, whose API calls
+        go through the Preemptor port). Returns PostFilter's message ("" when none)."""
+        pod = info.pod
+        if fit.num_all_nodes == 0:
+            return ""  # kube: no nodes is an error of its own, PostFilter does not run
+        result = profile.run_post_filter(state, pod, fit)
+        if self.metrics is not None and profile.post_filter_plugins:
+            self.metrics.preemption_attempts.inc()
+        nominator = self.queue.nominator
+        if result.status.is_success and result.nominated_node:
+            node = result.nominated_node
+            lower = [
+                other
+                for other in nominator.lower_priority_on(node, pod.priority)
+                if other.uid != pod.uid
+            ]
+            info.pod = nominator.add(pod, node)
+            info.signature, info.refused_by = None, "NominatedNode"
+            if self.metrics is not None:
+                self.metrics.preemption_victims.observe(len(result.victims))
+            log.info(
+                "pod_preempting",
+                pod=pod.key,
+                node=node,
+                victims=[victim.key for victim in result.victims],
+                pdb_violations=result.pdb_violations,
+            )
+            self.preemptor.preempt(info.pod, node, result.victims)
+            if lower:
+                # They may no longer fit there: let them look elsewhere (kube clears them).
+                for other in lower:
+                    nominator.delete(other.uid)
+                self.preemptor.clear_nominated_node(lower)
+        elif result.nominated_node == "" and (
+            pod.nominated_node_name or nominator.node_of(pod.uid)
+        ):
+            nominator.delete(pod.uid)
+            info.pod = replace(pod, nominated_node_name="")
+            self.preemptor.clear_nominated_node([pod])
+        return result.status.message()
 
     # -- bind outcome (called by the BindDispatcher on the event loop) ------------------
 

@@ -20,7 +20,7 @@ API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME = "batch-scheduler"
 
-EXTENSION_POINTS = ("preFilter", "filter", "preScore", "score")
+EXTENSION_POINTS = ("preFilter", "filter", "postFilter", "preScore", "score")
 """Points that can be configured one by one besides ``multiPoint``."""
 
 DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = (
@@ -30,24 +30,24 @@ DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = (
     ("NodeAffinity", 2),
     ("NodePorts", 0),
     ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0),
+    ("NodeVolumeLimits", 0),
+    ("VolumeBinding", 1),
+    ("VolumeZone", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 )
 """kube-scheduler's default profile (v1.35), minus plugins we do not implement, in its
-multiPoint order and with its score weights."""
+multiPoint order and with its score weights (DefaultPreemption runs at postFilter only)."""
 
 BUILT_IN = frozenset({"PrioritySort", "DefaultBinder", "SchedulingGates"})
 """kube plugins whose job our queue and binder do: naming them is accepted and changes nothing."""
 UNSUPPORTED = frozenset(
     {
-        "VolumeRestrictions",
-        "NodeVolumeLimits",
-        "VolumeBinding",
-        "VolumeZone",
         "DynamicResources",
-        "DefaultPreemption",
     }
 )
 """kube plugins we do not implement: disabling them is fine, enabling them is an error."""
@@ -223,7 +223,6 @@ def _plugins(raw: object, path: str) -> tuple[PluginSpec, ...]:
     for point in (
         "queueSort",
         "bind",
-        "postFilter",
         "reserve",
         "permit",
         "preBind",

@@ -16,17 +16,23 @@ Contracts:
   0..MAX_NODE_SCORE.
 - ``sign_pod`` returns the canonical fragment of exactly the pod fields the plugin reads
   (hashable: tuples, strings, ints), or None when the pod cannot be signed (KEP-5598).
+- ``post_filter`` runs only after a pod fit no node; it may return a node to nominate and
+  the victims to evict there. It does no I/O: the cycle hands the victims to its
+  ``Preemptor`` port, which deletes them. Success means "nominated"; Unschedulable means
+  PostFilter could not help; the pod is requeued as unschedulable either way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.snapshot import Snapshot
     from scheduler.framework.cycle_state import CycleState
+    from scheduler.framework.diagnosis import FitError
     from scheduler.framework.status import Status
     from scheduler.model.pod import Pod
 
@@ -38,11 +44,36 @@ PluginArgs = Mapping[str, object]
 plugin's factory, which raises ``framework.config.ConfigError`` naming the field)."""
 
 
+class NominatedPods(Protocol):
+    """Pods nominated to nodes and not bound yet (kube's PodNominator, read side)."""
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[Pod]:
+        """The pods nominated to ``node_name`` (pending copies: ``node_name`` empty)."""
+        ...
+
+    def nominated_node_names(self) -> Collection[str]:
+        """Names of the nodes that have nominated pods."""
+        ...
+
+
 class Handle(Protocol):
-    """What the runner lends plugins: the snapshot of the current cycle."""
+    """What the runner lends plugins: the snapshot of the current cycle, and the pieces of a
+    pass that PostFilter re-runs on one node (preemption's dry run)."""
 
     @property
     def snapshot(self) -> Snapshot: ...
+
+    @property
+    def scheduler_name(self) -> str: ...
+
+    @property
+    def nominator(self) -> NominatedPods | None: ...
+
+    def refilter(self, pod: Pod, node_info: NodeInfo) -> Status:
+        """PreFilter afresh against the snapshot as it is now, then every Filter (with the
+        nominated pods' two passes) on ``node_info``: whether ``pod`` fits there after the
+        caller changed the node's pods."""
+        ...
 
 
 @runtime_checkable
@@ -78,6 +109,23 @@ class NormalizeScorePlugin(Plugin, Protocol):
     def normalize_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]
     ) -> Status: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    """What PostFilter decided (kube's PostFilterResult plus the victims to evict)."""
+
+    status: Status
+    nominated_node: str | None = None
+    """The node to nominate; "" clears a nomination; None leaves it as it is."""
+    victims: tuple[Pod, ...] = ()
+    """Pods to evict on ``nominated_node``, most important first."""
+    pdb_violations: int = 0
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(self, state: CycleState, pod: Pod, fit: FitError) -> PostFilterResult: ...
 
 
 @runtime_checkable

@@ -8,6 +8,14 @@ totals → pick the top (ties at random). The cycle layer and batching also use 
 
 The Profile is the plugins' Handle: ``profile.snapshot`` is the live cluster view, valid for a
 cycle as long as the cycle does not await (see cache/snapshot.py).
+
+Nominated pods (kube's RunFilterPluginsWithNominatedPods): on a node that has pods nominated
+to it with a priority at least the pod's, Filter runs twice, once with those pods placed
+there and once without, and the node fits only if both pass, so a pod waiting for its
+victims to leave keeps its room. Pass one places the nominated pods on the live NodeInfo
+and runs PreFilter afresh (so pod affinity and spreading count them too, as kube's AddPod
+extensions do), then takes them off again: all inside the await-free cycle. A pod with a
+nominated node tries that node first (kube's evaluateNominatedNode).
 """
 
 from __future__ import annotations
@@ -15,20 +23,24 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from scheduler.framework import selection
 from scheduler.framework import status as st
 from scheduler.framework.config import ConfigError, PluginSpec, ProfileConfig
+from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import Diagnosis, FitError
 from scheduler.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     FilterPlugin,
+    NominatedPods,
     NormalizeScorePlugin,
     Plugin,
     PluginArgs,
+    PostFilterPlugin,
+    PostFilterResult,
     PreFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
@@ -38,16 +50,12 @@ from scheduler.framework.interfaces import (
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.snapshot import Snapshot
-    from scheduler.framework.cycle_state import CycleState
     from scheduler.model.pod import Pod
 
 PluginFactory = Callable[[PluginArgs, "Profile"], Plugin]
 ObservePoint = Callable[[str, str, float], None]
 """(extension point, status label, seconds): how a full pass reports its timings."""
 
-PVC_UNSUPPORTED = (
-    "pod uses PersistentVolumeClaim volumes, which batch-scheduler does not support yet"
-)
 DRA_UNSUPPORTED = "pod uses resource claims (DRA), which batch-scheduler does not support yet"
 NO_NODES = "no nodes available to schedule pods"
 
@@ -134,6 +142,9 @@ class Profile:
         self.pre_score_plugins: list[PreScorePlugin] = []
         self.score_plugins: list[WeightedScore] = []
         self.sign_plugins: list[SignPlugin] = []
+        self.post_filter_plugins: list[PostFilterPlugin] = []
+        self.nominator: NominatedPods | None = None
+        """Pods nominated to nodes (the queue's nominator, set by the owner); None: none."""
         for spec in plugins:
             try:
                 plugin = registry[spec.name](plugin_args.get(spec.name, {}), self)
@@ -152,6 +163,8 @@ class Profile:
                 self.score_plugins.append(WeightedScore(plugin, spec.weight, normalizer))
             if isinstance(plugin, SignPlugin):
                 self.sign_plugins.append(plugin)
+            if isinstance(plugin, PostFilterPlugin) and "postFilter" not in off:
+                self.post_filter_plugins.append(plugin)
 
     @property
     def snapshot(self) -> Snapshot:
@@ -207,6 +220,103 @@ class Profile:
             if status is not st.SUCCESS and status.code is not st.Code.SUCCESS:
                 return status.with_plugin(plugin.name)
         return st.SUCCESS
+
+    def run_filters_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> st.Status:
+        """Filter on one node as if the pods nominated there with a priority at least the
+        pod's were running there, and as if not: both must pass (see the module docstring).
+        """
+        nominated = self._nominated_on(pod, node_info)
+        if not nominated:
+            return self.run_filters(state, pod, node_info)
+        status = self._with_pods_placed(node_info, nominated, pod)
+        if not status.is_success:
+            return status
+        return self.run_filters(state, pod, node_info)
+
+    def refilter(self, pod: Pod, node_info: NodeInfo) -> st.Status:
+        """PreFilter afresh, then Filter with nominated pods, on one node (the Handle's)."""
+        state = CycleState()
+        allowed, status = self._pre_filter(state, pod)
+        if not status.is_success:
+            return status
+        if allowed.node_names is not None and node_info.name not in allowed.node_names:
+            return st.unresolvable(
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(allowed.plugins))}]"
+            )
+        return self.run_filters_with_nominated_pods(state, pod, node_info)
+
+    def _nominated_on(self, pod: Pod, node_info: NodeInfo) -> list[Pod]:
+        """Pods nominated to the node that ``pod`` must leave room for (kube: priority at
+        least the pod's, not the pod itself, not already placed there)."""
+        if self.nominator is None:
+            return []
+        return [
+            other
+            for other in self.nominator.nominated_pods_for_node(node_info.name)
+            if other.priority >= pod.priority
+            and other.uid != pod.uid
+            and other.uid not in node_info.pods
+        ]
+
+    def _with_pods_placed(self, node_info: NodeInfo, others: list[Pod], pod: Pod) -> st.Status:
+        """PreFilter and Filter for ``pod`` with ``others`` placed on the live node for the
+        duration of the call (await-free; always taken off again)."""
+        snapshot = self._snapshot
+        placed: list[Pod] = []
+        try:
+            for other in others:
+                copy = other.with_node_name(node_info.name)
+                node_info.add_pod(copy)
+                placed.append(copy)
+                if copy.has_pod_affinity or copy.has_pod_anti_affinity:
+                    snapshot.track_affinity(node_info)
+            state = CycleState()
+            _, status = self._pre_filter(state, pod)
+            if status.is_success:
+                status = self.run_filters(state, pod, node_info)
+            return status
+        finally:
+            for copy in placed:
+                node_info.remove_pod(copy.uid)
+                if copy.has_pod_affinity or copy.has_pod_anti_affinity:
+                    snapshot.track_affinity(node_info)
+
+    def run_post_filter(self, state: CycleState, pod: Pod, fit: FitError) -> PostFilterResult:
+        """Every PostFilter plugin until one succeeds (kube's RunPostFilterPlugins).
+
+        Unschedulable results are merged (their reasons joined; the first nomination that
+        is not "leave as it is" kept); UnschedulableAndUnresolvable and Error stop the run.
+        """
+        observe = self.observe
+        started = time.perf_counter() if observe is not None else 0.0
+        result = self._post_filter(state, pod, fit)
+        if observe is not None:
+            _observed(observe, "PostFilter", result.status.code, started)
+        return result
+
+    def _post_filter(self, state: CycleState, pod: Pod, fit: FitError) -> PostFilterResult:
+        if not self.post_filter_plugins:
+            return PostFilterResult(st.unschedulable(), nominated_node="")
+        reasons: list[str] = []
+        kept: PostFilterResult | None = None
+        rejector = ""
+        for plugin in self.post_filter_plugins:
+            result = plugin.post_filter(state, pod, fit)
+            status = result.status
+            if status.is_success or status.code is st.Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return replace(result, status=status.with_plugin(plugin.name))
+            if not status.is_rejected:
+                return PostFilterResult(status.with_plugin(plugin.name))
+            if kept is None and result.nominated_node is not None:
+                kept = result
+            reasons.extend(status.reasons)
+            rejector = rejector or plugin.name
+        merged = st.Status(st.Code.UNSCHEDULABLE, tuple(reasons), rejector)
+        if kept is None:
+            return PostFilterResult(merged)
+        return replace(kept, status=merged)
 
     def run_pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> st.Status:
         for plugin in self.pre_score_plugins:
@@ -278,11 +388,8 @@ class Profile:
         if num_all == 0:
             return FitError(pod.key, 0, Diagnosis(pre_filter_message=NO_NODES))
         diagnosis = Diagnosis()
-        unsupported = (
-            PVC_UNSUPPORTED if pod.has_pvc else DRA_UNSUPPORTED if pod.has_resource_claims else ""
-        )
-        if unsupported:
-            diagnosis.pre_filter_message = unsupported
+        if pod.has_resource_claims:
+            diagnosis.pre_filter_message = DRA_UNSUPPORTED
             return FitError(pod.key, num_all, diagnosis)
         allowed, status = pre_filtered or self.run_pre_filter(state, pod)
         observe = self.observe
@@ -303,6 +410,11 @@ class Profile:
             diagnosis.absent_nodes_status = st.unresolvable(
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(allowed.plugins))}]"
             )
+        nominated = self._evaluate_nominated_node(state, pod, allowed)
+        if nominated is not None:
+            if observe is not None:
+                _observed(observe, "Filter", st.Code.SUCCESS, started)
+            return ScheduleResult(nominated, 1, 1, None, 0)
         feasible = self._find_feasible(state, pod, nodes, diagnosis, selector)
         if isinstance(feasible, SchedulingError):
             return feasible
@@ -319,6 +431,20 @@ class Profile:
             return SchedulingError(pod.key, scores.message())
         chosen = selection.pick_top(scores.totals, selector.rng)
         return ScheduleResult(feasible[chosen], evaluated, len(feasible), scores, chosen)
+
+    def _evaluate_nominated_node(
+        self, state: CycleState, pod: Pod, allowed: PreFilterResult
+    ) -> NodeInfo | None:
+        """The pod's nominated node, when it still passes every Filter (kube tries it
+        before all others: it is likely the only node that fits, its victims gone)."""
+        name = pod.nominated_node_name
+        if not name or (allowed.node_names is not None and name not in allowed.node_names):
+            return None
+        info = self._snapshot.get(name)
+        if info is None:
+            return None
+        status = self.run_filters_with_nominated_pods(state, pod, info)
+        return info if status.is_success else None
 
     def _find_feasible(
         self,
@@ -341,8 +467,22 @@ class Profile:
         success = st.SUCCESS
         ok = st.Code.SUCCESS
         processed = 0
+        busy = self.nominator.nominated_node_names() if self.nominator is not None else ()
         for info in (*nodes[start:], *nodes[:start]) if start else nodes:
             processed += 1
+            if busy and info.name in busy:
+                # Pods are nominated here: the two passes (rare, so off the fast path).
+                status = self.run_filters_with_nominated_pods(state, pod, info)
+                if status.is_success:
+                    feasible.append(info)
+                    if len(feasible) >= to_find:
+                        break
+                    continue
+                if status.code is st.Code.ERROR:
+                    return SchedulingError(pod.key, status.message())
+                statuses[info.name] = status
+                diagnosis.unschedulable_plugins.add(status.plugin)
+                continue
             for name, run in filters:
                 status = run(state, pod, info)
                 if status is not success and status.code is not ok:

@@ -97,6 +97,18 @@ class Metrics:
             buckets=exponential_buckets(0.0001, 2, 12),
             registry=r,
         )
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts_total",
+            "Total preemption attempts in the cluster till now",
+            registry=r,
+        )
+        self.preemption_victims = Histogram(
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims for preemption initiated by a single pod",
+            # kube: #victims > 64 is rare, so [64, +Inf) is one bucket.
+            buckets=exponential_buckets(1, 2, 7),
+            registry=r,
+        )
         self.queue_incoming_pods = Counter(
             "scheduler_queue_incoming_pods_total",
             "Number of pods added to scheduling queues by event and queue type.",

@@ -61,6 +61,7 @@ class ExtensionPoint(StrEnum):
     PRE_SCORE = "PreScore"
     SCORE = "Score"
     NORMALIZE_SCORE = "ScoreExtensionNormalize"
+    POST_FILTER = "PostFilter"
     BIND = "Bind"
     SIGN = "Sign"  # KEP-5598's SignPod
 

@@ -21,6 +21,11 @@ NODE_RESOURCES_BALANCED_ALLOCATION: Final = "NodeResourcesBalancedAllocation"
 IMAGE_LOCALITY: Final = "ImageLocality"
 POD_TOPOLOGY_SPREAD: Final = "PodTopologySpread"
 INTER_POD_AFFINITY: Final = "InterPodAffinity"
+DEFAULT_PREEMPTION: Final = "DefaultPreemption"
+VOLUME_RESTRICTIONS: Final = "VolumeRestrictions"
+NODE_VOLUME_LIMITS: Final = "NodeVolumeLimits"
+VOLUME_BINDING: Final = "VolumeBinding"
+VOLUME_ZONE: Final = "VolumeZone"
 
 IN_TREE: Final = (
     NODE_UNSCHEDULABLE,
@@ -29,8 +34,13 @@ IN_TREE: Final = (
     NODE_AFFINITY,
     NODE_PORTS,
     NODE_RESOURCES_FIT,
+    VOLUME_RESTRICTIONS,
+    NODE_VOLUME_LIMITS,
+    VOLUME_BINDING,
+    VOLUME_ZONE,
     POD_TOPOLOGY_SPREAD,
     INTER_POD_AFFINITY,
+    DEFAULT_PREEMPTION,
     NODE_RESOURCES_BALANCED_ALLOCATION,
     IMAGE_LOCALITY,
 )

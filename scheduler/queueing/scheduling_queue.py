@@ -14,6 +14,9 @@ arrives meanwhile with a higher priority is the head at the next step, so it end
 and is popped next, exactly as kube's one-pod ``Pop`` would: runs never change the order
 (and so never the decisions), they only let the loop count same-signature stretches.
 
+Nominations (``queueing.nominator``): the queue owns the Nominator; a pod that leaves the
+queue for good (``delete``: deleted, bound elsewhere, gated) loses its nomination too.
+
 Everything but ``pop_group`` is synchronous and await-free.
 """
 
@@ -25,6 +28,8 @@ import itertools
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
+
+from scheduler.queueing.nominator import Nominator
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -112,6 +117,8 @@ class SchedulingQueue:
         """Unschedulable pods rejected by a plugin that an assigned pod's arrival may help."""
         self._seq = itertools.count()
         self._ready = asyncio.Event()
+        self.nominator = Nominator()
+        """Pods nominated to nodes (by preemption, or by ``status.nominatedNodeName``)."""
 
     # -- sizes -------------------------------------------------------------------------
 
@@ -166,6 +173,7 @@ class SchedulingQueue:
 
     def delete(self, uid: Uid) -> None:
         """The pod is gone or no longer pending: drop it wherever it is."""
+        self.nominator.delete(uid)
         info = self._pods.get(uid)
         if info is not None:
             self._leave(info)

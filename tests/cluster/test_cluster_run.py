@@ -69,7 +69,13 @@ def test_impossible_pod_reported_as_kube_stores_it(
     found = wait_for(condition, 30)
     assert found is not None, "no PodScheduled condition"
     assert (found.status, found.reason) == ("False", "Unschedulable")
-    assert found.message == f"0/{len(nodes)} nodes are available: {len(nodes)} Insufficient cpu."
+    # kube's PostFilter (DefaultPreemption) appends why preemption cannot help either: the
+    # request exceeds every node's allocatable, so NodeResourcesFit's status is unresolvable.
+    n = len(nodes)
+    assert found.message == (
+        f"0/{n} nodes are available: {n} Insufficient cpu. preemption: 0/{n} nodes are"
+        f" available: {n} Preemption is not helpful for scheduling."
+    )
     assert found.last_transition_time is not None
 
     def failed() -> list[Any]:

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -59,8 +60,12 @@ def test_json_report_places_and_explains(tmp_path: Path) -> None:
         {
             "pod": "default/low",
             "node": None,
+            # kube's message, with DefaultPreemption's: "big" only holds pods of no lower
+            # priority; "small" (1 cpu) and the tainted node cannot be helped by evicting.
             "reason": "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
-            "2 Insufficient cpu.",
+            "2 Insufficient cpu. preemption: 0/3 nodes are available: "
+            "1 No preemption victims found for incoming pod, "
+            "2 Preemption is not helpful for scheduling.",
         },
     ]
     assert report["summary"]["scheduled"] == 1
@@ -90,9 +95,23 @@ def test_compare_reports_both_runs(tmp_path: Path) -> None:
             id="bad-quantity-names-document-object-field",
         ),
         pytest.param(
-            [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}}],
-            "document 0: kind 'Service' is not supported",
-            id="unsupported-kind",
+            [
+                {
+                    "apiVersion": "v1",
+                    "kind": "List",
+                    "items": [
+                        _strip(make_node("n")),
+                        {"kind": "Service", "metadata": {"name": "s"}, "spec": {"selector": "a"}},
+                    ],
+                }
+            ],
+            "document 0, items[1]: Service default/s: spec.selector: expected an object",
+            id="bad-service-in-a-list",
+        ),
+        pytest.param(
+            [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": []}],
+            "document 0: Pod default/p: spec: expected an object",
+            id="spec-a-list",
         ),
     ],
 )
@@ -137,6 +156,23 @@ def _pod_doc(name: str = "p", **meta: object) -> dict[str, object]:
             [_strip(make_node("n")), _pod_doc(), _strip(make_node("n"))],
             "documents 0 and 2: both are Node n",
             id="same-node-twice",
+        ),
+        pytest.param(
+            [{"apiVersion": "v1", "kind": "List", "items": [_pod_doc(), _pod_doc()]}],
+            "document 0, items[0] and document 0, items[1]: both are Pod default/p",
+            id="same-pod-twice-in-a-list",
+        ),
+        pytest.param(
+            [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "metadata": {"name": "rs"},
+                    "spec": {"selector": {"matchLabels": {"app": ["web"]}}},
+                }
+            ],
+            "document 0: ReplicaSet default/rs: spec.selector.matchLabels.app: ",
+            id="bad-replicaset",
         ),
         pytest.param(
             [_strip(make_node("n")), _pod_doc("a", uid="u1"), _pod_doc("b", uid="u1")],
@@ -205,3 +241,78 @@ def test_valid_unquoted_timestamp_is_accepted(tmp_path: Path) -> None:
     result = _run(str(path), "--output", "json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["placements"][0]["node"] == "n"
+
+
+def _kubectl_list(docs: list[Any]) -> dict[str, object]:
+    """``kubectl get nodes,pods,... -A -o yaml``: one v1 List."""
+    return {"apiVersion": "v1", "kind": "List", "items": docs, "metadata": {"resourceVersion": ""}}
+
+
+def test_kubectl_list_is_placed_and_ignored_kinds_counted(tmp_path: Path) -> None:
+    """A kubectl List is read whole; kinds that cannot affect a decision are counted."""
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}
+    items = [_strip(make_node("n")), _pod_doc(), config_map, config_map, deployment]
+    path = _write(tmp_path, [_kubectl_list(items)])
+    result = _run(str(path), "--output", "json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["placements"] == [{"pod": "default/p", "node": "n", "reason": None}]
+    assert report["summary"]["ignored"] == {"ConfigMap": 2, "Deployment": 1}
+    table = _run(str(path))
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.splitlines()[-1] == (
+        "ignored (cannot affect a decision): ConfigMap 2, Deployment 1"
+    )
+
+
+def test_nothing_ignored_is_an_empty_map(tmp_path: Path) -> None:
+    result = _run(str(_write(tmp_path, [_strip(make_node("n"))])), "--output", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["summary"]["ignored"] == {}
+
+
+TWO_PROFILES = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: batch-scheduler
+- schedulerName: packer
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
+"""
+
+
+@pytest.mark.parametrize("batching", ["off", "all"])
+def test_two_profiles_place_the_pods_of_both_scheduler_names(tmp_path: Path, batching: str) -> None:
+    """Each profile decides for its own pods: the default one spreads, the packer packs."""
+    config = tmp_path / "config.yaml"
+    config.write_text(TWO_PROFILES)
+    nodes = [_strip(make_node(f"spread-{i}", labels={"pool": "spread"})) for i in range(3)]
+    nodes += [_strip(make_node(f"pack-{i}", labels={"pool": "pack"})) for i in range(3)]
+    pods: list[dict[str, object]] = []
+    for i in range(3):
+        for scheduler, pool in (("batch-scheduler", "spread"), ("packer", "pack")):
+            pod = make_pod(
+                f"{pool}-{i}",
+                cpu="1",
+                memory="8Gi",
+                scheduler_name=scheduler,
+                node_selector={"pool": pool},
+            )
+            pods.append(_strip(pod))
+    pods.append(_strip(make_pod("theirs", scheduler_name="default-scheduler")))
+    path = _write(tmp_path, [_kubectl_list(nodes + pods)])
+    result = _run(str(path), "--config", str(config), "--output", "json", "--batching", batching)
+    assert result.returncode == 0, result.stderr
+    placed = {p["pod"]: p["node"] for p in json.loads(result.stdout)["placements"]}
+    assert len(placed) == 6, placed  # not the default-scheduler's pod
+    spread = {placed[f"default/spread-{i}"] for i in range(3)}
+    packed = {placed[f"default/pack-{i}"] for i in range(3)}
+    assert spread == {"spread-0", "spread-1", "spread-2"}, placed
+    assert len(packed) == 1, placed
+    assert packed <= {"pack-0", "pack-1", "pack-2"}, placed

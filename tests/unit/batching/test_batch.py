@@ -66,7 +66,8 @@ def test_exhausted_list_is_no_state_then_unschedulable() -> None:
     assert batch.attempts == {"no_hint": 2, "hint_used": 1}
     assert placed["default/p2"] is None
     assert reporter.unschedulable_messages["default/p2"] == (
-        "0/2 nodes are available: 2 Insufficient cpu."
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "2 No preemption victims found for incoming pod."
     )
 
 

@@ -89,7 +89,9 @@ def _w(name: str, weight: int) -> dict[str, object]:
         pytest.param(
             {
                 **HEAD,
-                "profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "VolumeBinding"}]}}}],
+                "profiles": [
+                    {"plugins": {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}}}
+                ],
             },
             "profiles[0].plugins.multiPoint.enabled[0].name",
             id="unsupported-plugin",

@@ -84,9 +84,8 @@ def test_full_pass_prefers_least_allocated_node() -> None:
         pytest.param(
             [make_node("a")],
             make_pod("p", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}]),
-            "0/1 nodes are available: pod uses PersistentVolumeClaim volumes, which "
-            "batch-scheduler does not support yet.",
-            id="pvc-rejected-honestly",
+            '0/1 nodes are available: persistentvolumeclaim "c" not found.',
+            id="pvc-missing",
         ),
     ],
 )

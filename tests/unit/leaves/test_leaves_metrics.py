@@ -63,6 +63,18 @@ COLLECTORS: list[tuple[str, str, set[str], Use]] = [
         lambda m: m.unschedulable_pods.labels(plugin="NodeResourcesFit", profile="p").inc(),
     ),
     (
+        "scheduler_preemption_attempts",
+        "counter",
+        set(),
+        lambda m: m.preemption_attempts.inc(),
+    ),
+    (
+        "scheduler_preemption_victims",
+        "histogram",
+        set(),
+        lambda m: m.preemption_victims.observe(2),
+    ),
+    (
         "scheduler_batch_attempts",
         "counter",
         {"profile", "result"},
@@ -111,6 +123,12 @@ COLLECTORS: list[tuple[str, str, set[str], Use]] = [
         "counter",
         {"plugin"},
         lambda m: m.unsignable_pods.labels(plugin="PodTopologySpread").inc(),
+    ),
+    (
+        "batch_scheduler_default_spreading_unsignable_pods",
+        "gauge",
+        set(),
+        lambda m: m.default_spreading_unsignable.set(1),
     ),
     (
         "batch_scheduler_batching_disabled",
@@ -314,7 +332,16 @@ def test_exponential_buckets_refuses_bad_arguments(args: tuple[float, float, int
         pytest.param(L.QueueName, {"active", "backoff", "unschedulable", "gated"}, id="queue"),
         pytest.param(
             L.ExtensionPoint,
-            {"PreFilter", "Filter", "PreScore", "Score", "ScoreExtensionNormalize", "Bind", "Sign"},
+            {
+                "PreFilter",
+                "Filter",
+                "PostFilter",
+                "PreScore",
+                "Score",
+                "ScoreExtensionNormalize",
+                "Bind",
+                "Sign",
+            },
             id="extension-point",
         ),
         pytest.param(L.BatchAttempt, {"hint_used", "hint_not_used", "no_hint"}, id="batch-attempt"),

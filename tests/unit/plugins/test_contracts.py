@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scheduler.cache.cluster_state import ClusterState
-from scheduler.framework.interfaces import FilterPlugin, ScorePlugin, SignPlugin
+from scheduler.framework.interfaces import FilterPlugin, PostFilterPlugin, ScorePlugin, SignPlugin
 from scheduler.framework.profile import Profile
 from scheduler.plugins import in_tree_registry, names
 
@@ -36,10 +36,14 @@ def test_registered_name_is_the_plugins_own(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_filtering_or_scoring_plugins_sign(name: str) -> None:
-    """Every plugin that filters or scores implements Sign (KEP-5598)."""
+    """Every plugin that filters or scores implements Sign (KEP-5598); the others run only
+    after a pass failed (PostFilter) and need no signature."""
     plugin = REGISTRY[name]({}, _profile())
-    assert isinstance(plugin, FilterPlugin | ScorePlugin)
-    assert isinstance(plugin, SignPlugin)
+    if isinstance(plugin, FilterPlugin | ScorePlugin):
+        assert isinstance(plugin, SignPlugin)
+    else:
+        assert isinstance(plugin, PostFilterPlugin)
+        assert name == names.DEFAULT_PREEMPTION
 
 
 @pytest.mark.parametrize("path", sorted(PLUGIN_DIR.glob("*.py")), ids=lambda p: p.name)
