@@ -5,7 +5,7 @@ and with ours on the real API server; agreement per feature family.
 [--config default|list] [--batching off|on] [--out PATH]`` prints the agreement per feature
 family and every disagreement (with kube's per-plugin scores next to ours, replayed by
 :mod:`bench.parity_explain`) and writes ``bench/results/parity.json``. docs/fidelity.md has
-the method, the figures and the departures.
+the method and the figures.
 
 One control plane (etcd + kube-apiserver, no controller-manager) serves every seed. Per seed
 (cases from :mod:`bench.parity_cases`): create the nodes, then for each scheduler in turn
@@ -23,9 +23,9 @@ kube put it (deleted and re-created bound to kube's node, or deleted when kube l
 pending), so every pod of ours meets exactly the cluster kube's met.
 
 Both profiles are kube's defaults (or ``--config list``: PodTopologySpread ``defaultingType:
-List``), kube's with ``DefaultPreemption`` disabled (we do not preempt, see
-docs/fidelity.md); batching off in both (``--batching on`` turns it on in both; kube then
-logs no scores for hinted pods and ties are judged on the node alone).
+List``), both with ``DefaultPreemption`` disabled (see ``profile_config``); batching off in
+both (``--batching on`` turns it on in both; kube then logs no scores for hinted pods and
+ties are judged on the node alone).
 """
 
 from __future__ import annotations
@@ -96,7 +96,12 @@ class Run:
 def profile_config(kind: str, *, kube: bool, kubeconfig: Path | None = None) -> dict[str, Any]:
     """``kind`` ``default`` (kube's defaults) or ``list`` (PodTopologySpread
     ``defaultingType: List`` without ``defaultConstraints``, what KEP-5598 recommends)."""
-    profile: dict[str, Any] = {"schedulerName": SCHEDULER_NAME}
+    # Both without preemption: a decision is compared one pod at a time, and evictions would
+    # make the two clusters drift apart (preemption has its own tests).
+    profile: dict[str, Any] = {
+        "schedulerName": SCHEDULER_NAME,
+        "plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}},
+    }
     if kind == "list":
         args = {"defaultingType": "List"}
         profile["pluginConfig"] = [{"name": "PodTopologySpread", "args": args}]
@@ -106,7 +111,6 @@ def profile_config(kind: str, *, kube: bool, kubeconfig: Path | None = None) -> 
         "profiles": [profile],
     }
     if kube:
-        profile["plugins"] = {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}
         config["leaderElection"] = {"leaderElect": False}
         config["clientConnection"] = {"kubeconfig": str(kubeconfig), "qps": 1000, "burst": 1000}
     return config
@@ -340,16 +344,11 @@ def _why(
     }
 
 
-def table(rows: list[dict[str, Any]], config: str) -> tuple[str, dict[str, dict[str, int]]]:
-    """Agreement per family. A pod that carries a documented departure of ``config``
-    (:data:`bench.parity_cases.DEPARTURES`) counts in ``all`` and in that departure's row
-    only, so that the claimed families measure what we claim."""
-    departs = {f for f, where in parity_cases.DEPARTURES.items() if where == config}
+def table(rows: list[dict[str, Any]]) -> tuple[str, dict[str, dict[str, int]]]:
+    """Agreement per family (``all`` counts every pod once)."""
     families: dict[str, dict[str, int]] = {}
     for row in rows:
-        departing = departs.intersection(row["families"])
-        keys = ["all", *(departing or ["claimed", *row["families"]])]
-        for family in keys:
+        for family in ["all", *row["families"]]:
             counts = families.setdefault(family, dict.fromkeys(COUNTS, 0))
             counts["pods"] += 1
             counts["agree"] += row["verdict"] == "agree"
@@ -361,7 +360,7 @@ def table(rows: list[dict[str, Any]], config: str) -> tuple[str, dict[str, dict[
         f"{'family':<24} {'pods':>5} {'unsched':>7} {'tied':>5} {'other':>5} {'agree':>6} "
         f"{'%':>7}  disagreements",
     ]
-    for family in ["all", "claimed", *parity_cases.FAMILIES]:
+    for family in ["all", *parity_cases.FAMILIES]:
         c = families.get(family)
         if not c:
             continue
@@ -370,7 +369,6 @@ def table(rows: list[dict[str, Any]], config: str) -> tuple[str, dict[str, dict[
             f"{family:<24} {c['pods']:>5} {c['unschedulable']:>7} {c['tied']:>5} "
             f"{c['other_tied_node']:>5} {c['agree']:>6} "
             f"{100 * c['agree'] / c['pods']:>6.1f}%  {diff}"
-            + ("  (departure, docs/fidelity.md)" if family in departs else "")
         )
     return "\n".join(lines), families
 
@@ -455,7 +453,7 @@ def main(argv: list[str]) -> int:
     except (ControlPlaneError, RuntimeError) as exc:
         print(f"bench.parity: {exc} (logs in {workdir})", file=sys.stderr)
         return 1
-    text, families = table(rows, a.config)
+    text, families = table(rows)
     print(text)
     for row in rows:
         if row["verdict"] != "agree":
@@ -476,7 +474,8 @@ def main(argv: list[str]) -> int:
         "pending": a.pending,
         "batching": a.batching,
         "config": a.config,
-        "kube_scheduler": "v1.37.2, DefaultPreemption disabled",
+        "kube_scheduler": "v1.37.2",
+        "preemption": "disabled in both",
     }
     a.out.write_text(json.dumps({"meta": meta, "families": families, "pods": rows}, indent=1))
     print(f"written: {a.out}")

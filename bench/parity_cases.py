@@ -56,10 +56,6 @@ FAMILIES = (
 )
 """What a pending pod may carry; every pod also meets the nodes' taints, unschedulable flags
 and images, and requests resources."""
-DEPARTURES = {"service-spread": "default"}
-"""Families where ours departs from kube on purpose (docs/fidelity.md), with the
-configuration in which it shows: kube's ``System`` default spreading of pods a Service
-selects (we do not watch Services)."""
 OTHER_NAMESPACE = "parity-other"
 """Some running pods live here: affinity terms count them only when they name it."""
 SERVICE = "parity-front"

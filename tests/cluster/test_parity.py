@@ -37,44 +37,22 @@ def rows(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[dict[str, An
         )
 
 
-DEPARTING = {f for f, config in parity_cases.DEPARTURES.items() if config == "default"}
-CLAIMED = [f for f in parity_cases.FAMILIES if f not in DEPARTING]
-
-
-def claimed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Pods without a documented departure (docs/fidelity.md)."""
-    return [row for row in rows if not DEPARTING.intersection(row["families"])]
-
-
 def test_sample_covers_every_family_and_both_outcomes(rows: list[dict[str, Any]]) -> None:
-    """The sample is worth asserting on: every claimed family, bound and unscheduled pods."""
+    """The sample is worth asserting on: every family, bound and unscheduled pods."""
     assert len(rows) == PENDING
-    seen = {family for row in claimed(rows) for family in row["families"]}
-    assert seen == set(CLAIMED)
+    seen = {family for row in rows for family in row["families"]}
+    assert seen == set(parity_cases.FAMILIES)
     unscheduled = [row for row in rows if row["kube_bound"] is None]
     assert 0 < len(unscheduled) < PENDING
     assert all(str(row["kube"]).startswith("0/16 nodes are available") for row in unscheduled)
 
 
-@pytest.mark.parametrize("family", CLAIMED)
+@pytest.mark.parametrize("family", parity_cases.FAMILIES)
 def test_family_agrees_with_kube_scheduler(rows: list[dict[str, Any]], family: str) -> None:
     """Scheduled or not, the node (within kube's ties) and the message, for every pod."""
     differ = [
         {k: row[k] for k in ("pod", "verdict", "kube", "ours", "kube_tied_best", "why")}
-        for row in claimed(rows)
+        for row in rows
         if family in row["families"] and row["verdict"] != "agree"
     ]
     assert not differ, differ
-
-
-def test_departures_differ_only_by_default_spreading(rows: list[dict[str, Any]]) -> None:
-    """Where a Service member's node differs, every plugin score of ours equals kube's; kube
-    alone has a PodTopologySpread score (its System default constraints)."""
-    for row in rows:
-        if not DEPARTING.intersection(row["families"]) or row["verdict"] == "agree":
-            continue
-        assert row["verdict"] == "node", row
-        for node, both in row["why"]["nodes"].items():
-            ours = {k: v for k, v in both["ours"].items() if k != "total"}
-            assert {k: both["kube"][k] for k in ours} == ours, (row["pod"], node)
-            assert "PodTopologySpread" in both["kube"], (row["pod"], node)
