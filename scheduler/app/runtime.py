@@ -1,11 +1,12 @@
 """The composition root of ``run``: every part built once, run in one TaskGroup, stopped in order.
 
-Parts: ``Metrics``; the API client (kubeconfig); the ``Binder`` and ``Reporter`` (the cycle's
-ports); the scheduling core from ``app.core.build_scheduler``; the kopf ``Controller`` (cache
-and queue from the watch, the ``synced`` gate); the ``LeaderElector`` (the ``leading`` gate;
-an always-open gate without ``--leader-elect``); the HTTP ``Endpoints``; ``run_loop`` and
-``run_flushes``. All long-running tasks live in one ``asyncio.TaskGroup``: if one fails,
-the others are cancelled and the failure surfaces (exit 1), never a half-alive process.
+Parts: ``Metrics``; the API client (kubeconfig); the ``Binder``, ``Reporter`` and
+``ApiPreemptor`` (the cycle's ports); the scheduling core from ``app.core.build_scheduler``;
+the kopf ``Controller`` (cache and queue from the watch, the ``synced`` gate); the
+``LeaderElector`` (the ``leading`` gate; an always-open gate without ``--leader-elect``);
+the HTTP ``Endpoints``; ``run_loop`` and ``run_flushes``. All long-running tasks live in one
+``asyncio.TaskGroup``: if one fails, the others are cancelled and the failure surfaces
+(exit 1), never a half-alive process.
 
 Graceful shutdown (SIGTERM/SIGINT, or :meth:`Runtime.stop`), in this order, because each
 step needs the ones after it still running:
@@ -13,6 +14,7 @@ step needs the ones after it still running:
 1. stop the scheduling loop and the flushes: no new decisions, nothing newly assumed;
 2. drain the binder (up to ``shutdown_timeout``): each bind in flight finishes and is
    confirmed, or is cancelled and its assumption forgotten — nothing stays half-assumed;
+   then the preemptor: evictions already decided are written;
 3. release the lease, so a follower takes over without waiting for it to expire;
 4. drain the reporter: the Events and conditions of those last binds get written;
 5. stop kopf (closes its watches), then the endpoints, then close the client.
@@ -45,7 +47,14 @@ from scheduler.kube.binder import Binder
 from scheduler.kube.client import USER_AGENT, create_client
 from scheduler.kube.controller.operator import Controller
 from scheduler.kube.leader import LeaderElector
+from scheduler.kube.preemption import ApiPreemptor
 from scheduler.kube.reporter import Reporter
+from scheduler.kube.volume_binder import (
+    PreBindingDispatcher,
+    VolumeBinder,
+    bind_timeout,
+    node_labels_in,
+)
 from scheduler.metrics import Metrics
 
 if TYPE_CHECKING:
@@ -109,6 +118,7 @@ class Runtime:
         # /sim/stats) which replica sent a request, e.g. which one bound a pod.
         client = await create_client(kubeconfig, user_agent=f"{USER_AGENT} ({self.identity})")
         binder = Binder(client, concurrency=settings.bind_concurrency)
+        preemptor = ApiPreemptor(client, identity=self.identity)
         endpoints: Endpoints | None = None
         try:
             reporter = Reporter(client, identity=self.identity, metrics=self.metrics)
@@ -118,6 +128,7 @@ class Runtime:
                 clock=LoopClock(),
                 binder=binder,
                 reporter=reporter,
+                preemptor=preemptor,
                 batching=BatchingSettings(
                     mode=batching.mode,
                     max_batch_age=batching.max_batch_age,
@@ -126,6 +137,18 @@ class Runtime:
                 metrics=self.metrics,
             )
             self.scheduler = scheduler
+            # VolumeBinding's PreBind runs before the Binding: the scheduler binds through it.
+            prebind = PreBindingDispatcher(
+                binder,
+                VolumeBinder(
+                    client,
+                    scheduler.cluster.volumes,
+                    timeout=bind_timeout(scheduler.profiles.values()),
+                ),
+                plan_of=lambda request: request.volumes,
+                node_labels=node_labels_in(scheduler.cluster.snapshot),
+            )
+            scheduler.binder = prebind
             controller = Controller(
                 scheduler,
                 client,
@@ -177,8 +200,11 @@ class Runtime:
                 # 1. No new decisions.
                 await _cancel(looping, flushing)
                 # 2. Binds in flight finish, or are cancelled and forgotten.
-                await binder.drain(settings.shutdown_timeout)
+                await prebind.drain(settings.shutdown_timeout)  # the Binder's too
                 await binder.close()
+                # ... and so do the evictions of preemptions already decided.
+                await preemptor.drain(settings.shutdown_timeout)
+                await preemptor.close()
                 # 3. Hand over leadership now rather than after the lease expires.
                 if electing is not None:
                     await _cancel(electing)
@@ -193,6 +219,7 @@ class Runtime:
         finally:
             self._remove_signals()
             await binder.close()
+            await preemptor.close()
             if endpoints is not None:
                 await endpoints.stop()
             await client.close()

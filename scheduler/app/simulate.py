@@ -7,11 +7,18 @@ depend on machine speed). Each pending pod is attempted once, in queue order.
 
 The snapshot file is read by ``app.snapshot_file`` (re-exported here for the CLI): besides
 Nodes and Pods, its Namespaces, Services and pod controllers go into the cache before any
-pod is signed, since default topology spreading and namespace selectors read them.
+pod is signed, since default topology spreading and namespace selectors read them; so do its
+StorageClasses, PVs, claims and CSINodes (the volume plugins).
+
+Volumes: there is no PV controller offline, so the binder plays its part when it binds a
+pod whose VolumeBinding Reserve planned bindings (:func:`commit_volumes`): a PV chosen for
+a claim is bound to it both ways, and a claim to provision keeps its selected node as if
+a provisioner had made a volume there. Later pods see those bindings.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from typing import TYPE_CHECKING, Any
@@ -26,14 +33,17 @@ from scheduler.cycle.schedule_one import BatchingSettings
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from scheduler.cache.volumes import Volumes
     from scheduler.cycle.ports import BindDone, BindRequest
     from scheduler.cycle.schedule_one import Scheduler
     from scheduler.framework.config import SchedulerConfig
     from scheduler.model.pod import Pod
+    from scheduler.plugins.volume_binding import PodVolumes
 
 __all__ = [
     "InputError",
     "Snapshot",
+    "commit_volumes",
     "compare",
     "read_snapshot_file",
     "render_table",
@@ -42,13 +52,28 @@ __all__ = [
 ]
 
 
+def commit_volumes(volumes: Volumes, plan: PodVolumes, node: str) -> None:
+    """What the PV controller (and a provisioner) would make of a PreBind: the planned PVs
+    bound to their claims, the claims to provision bound on ``node``."""
+    for pv, pvc in plan.static_bindings:
+        volumes.set_pv(dataclasses.replace(pv.with_claim(pvc), phase="Bound"))
+        volumes.set_pvc(
+            dataclasses.replace(pvc, volume_name=pv.name, bind_completed=True, phase="Bound")
+        )
+    for pvc in plan.provisions:
+        volumes.set_pvc(dataclasses.replace(pvc, selected_node=node))
+
+
 class _ImmediateBinder:
-    """Binds at once and confirms the assumption, as the watch would."""
+    """Binds at once and confirms the assumption, as the watch would (volumes first)."""
 
     def __init__(self) -> None:
         self.scheduler: Scheduler | None = None
 
     def dispatch(self, request: BindRequest, done: BindDone) -> None:
+        plan = request.volumes
+        if plan is not None and self.scheduler is not None:
+            commit_volumes(self.scheduler.cluster.volumes, plan, request.node)
         done(request, BindResult.BOUND, "")
         if self.scheduler is not None:
             self.scheduler.cluster.add_pod(request.pod)
@@ -95,6 +120,15 @@ def simulate(
         cluster.workloads.set_service(service)
     for controller in snapshot.controllers:
         cluster.workloads.set_controller(controller)
+    volumes = cluster.volumes
+    for storage_class in snapshot.storage_classes:
+        volumes.set_storage_class(storage_class)
+    for pv in snapshot.pvs:
+        volumes.set_pv(pv)
+    for pvc in snapshot.pvcs:
+        volumes.set_pvc(pvc)
+    for csi_node in snapshot.csi_nodes:
+        volumes.set_csi_node(csi_node)
     for node in snapshot.nodes:
         cluster.add_node(node)
     for pod in snapshot.running:

@@ -1,18 +1,20 @@
 """Read a ``simulate`` snapshot: the cluster objects a scheduling decision depends on.
 
 A snapshot is what a user gets from ``kubectl get nodes,pods,namespaces,services,
-replicasets,statefulsets,replicationcontrollers -A -o yaml`` (one ``kind: List`` document)
+replicasets,statefulsets,replicationcontrollers,pv,pvc,storageclasses,csinodes -A -o yaml``
+(one ``kind: List`` document)
 or a hand-written multi-document YAML; both are read, and so are lists inside either
 (``v1/List``, or a typed list such as ``PodList`` whose items may leave out their kind).
 
 Used, each through the same ``model.parse`` function as ``run``: Nodes, Pods, Namespaces
 (labels, for pod-affinity ``namespaceSelector``), Services, ReplicationControllers,
-ReplicaSets and StatefulSets (the DefaultSelector of default topology spreading). Every
-other kind cannot affect a decision yet and is counted by kind in ``Snapshot.ignored``
-(ConfigMaps, Deployments, Events, ...; also PriorityClasses, PodDisruptionBudgets,
-PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes until preemption
-and volume binding use them). A kind we use that comes from another API group (a Knative
-``serving.knative.dev/Service``) is not ours and is counted as ``Service.serving.knative.dev``.
+ReplicaSets and StatefulSets (the DefaultSelector of default topology spreading),
+PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes (the volume
+plugins). Every other kind cannot affect a decision yet and is counted by kind in
+``Snapshot.ignored`` (ConfigMaps, Deployments, Events, ...; also PriorityClasses and
+PodDisruptionBudgets until preemption uses them). A kind we use that comes from another
+API group (a Knative ``serving.knative.dev/Service``) is not ours and is counted as
+``Service.serving.knative.dev``.
 
 A malformed object of a used kind is an :class:`InputError` naming where it is, the
 object and the field: ``document 0, items[3]: Pod ns/name: spec.containers[0]...``.
@@ -40,6 +42,12 @@ from scheduler.model.parse import (
     pod_from_raw,
     service_from_raw,
 )
+from scheduler.model.parse_volumes import (
+    csi_node_from_raw,
+    pv_from_raw,
+    pvc_from_raw,
+    storage_class_from_raw,
+)
 from scheduler.model.workloads import Controller, ControllerKind, Namespace, Service
 
 if TYPE_CHECKING:
@@ -47,6 +55,12 @@ if TYPE_CHECKING:
 
     from scheduler.model.node import Node
     from scheduler.model.pod import Pod
+    from scheduler.model.volumes import (
+        CSINode,
+        PersistentVolume,
+        PersistentVolumeClaim,
+        StorageClass,
+    )
 
 __all__ = [
     "NAMESPACE_NAME_LABEL",
@@ -68,6 +82,10 @@ USED_KINDS = {
     "ReplicationController": "",
     "ReplicaSet": "apps",
     "StatefulSet": "apps",
+    "PersistentVolume": "",
+    "PersistentVolumeClaim": "",
+    "StorageClass": "storage.k8s.io",
+    "CSINode": "storage.k8s.io",
 }
 """Kind → API group of the objects a decision reads today; every other kind is ignored."""
 
@@ -92,6 +110,10 @@ class Snapshot:
     namespaces: list[Namespace] = field(default_factory=list)
     services: list[Service] = field(default_factory=list)
     controllers: list[Controller] = field(default_factory=list)
+    pvs: list[PersistentVolume] = field(default_factory=list)
+    pvcs: list[PersistentVolumeClaim] = field(default_factory=list)
+    storage_classes: list[StorageClass] = field(default_factory=list)
+    csi_nodes: list[CSINode] = field(default_factory=list)
     ignored: dict[str, int] = field(default_factory=dict)
     """Objects skipped because they cannot affect a decision, counted by kind."""
 
@@ -205,6 +227,22 @@ class _Builder:
             namespace = namespace_from_raw(raw)
             self._once(f"Namespace {namespace.name}", place)
             snapshot.namespaces.append(namespace)
+        elif kind == "PersistentVolume":
+            pv = pv_from_raw(raw)
+            self._once(f"PersistentVolume {pv.name}", place)
+            snapshot.pvs.append(pv)
+        elif kind == "PersistentVolumeClaim":
+            pvc = pvc_from_raw(raw)
+            self._once(f"PersistentVolumeClaim {pvc.namespace}/{pvc.name}", place)
+            snapshot.pvcs.append(pvc)
+        elif kind == "StorageClass":
+            storage_class = storage_class_from_raw(raw)
+            self._once(f"StorageClass {storage_class.name}", place)
+            snapshot.storage_classes.append(storage_class)
+        elif kind == "CSINode":
+            csi_node = csi_node_from_raw(raw)
+            self._once(f"CSINode {csi_node.name}", place)
+            snapshot.csi_nodes.append(csi_node)
         elif kind == "Service":
             service = service_from_raw(raw)
             self._once(f"Service {service.namespace}/{service.name}", place)
@@ -231,6 +269,7 @@ class _Builder:
         named = {pod.namespace for pod in (*snapshot.running, *snapshot.pending)}
         named |= {service.namespace for service in snapshot.services}
         named |= {controller.namespace for controller in snapshot.controllers}
+        named |= {pvc.namespace for pvc in snapshot.pvcs}
         snapshot.namespaces += [
             Namespace(name=name, resource_version="", labels={})
             for name in sorted(named - declared)

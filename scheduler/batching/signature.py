@@ -2,8 +2,9 @@
 
 A signature is canonical bytes built from the fragments every Filter/Score plugin of the
 profile returns from ``sign_pod`` for exactly the pod fields it reads. ``None`` means the pod
-cannot be batched: a plugin refused to sign, the pod has a nominated node or resource claims,
-or it did not opt in (``--batching``). The queue signs a pod once, when it enters, and again
+cannot be batched: a plugin refused to sign, the pod has a nominated node, resource claims or
+a PersistentVolumeClaim not bound yet (:func:`claims_bound`), or it did not opt in
+(``--batching``). The queue signs a pod once, when it enters, and again
 only when the pod changes.
 """
 
@@ -13,12 +14,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from scheduler.plugins.volume_helpers import VOLUME_BINDING
+
 if TYPE_CHECKING:
+    from scheduler.cache.volumes import Volumes
     from scheduler.framework.profile import Profile
     from scheduler.model.pod import Pod
 
 Signature = bytes
 OPTED_OUT = "OptedOut"
+VOLUMES = "Volumes"
 
 
 class BatchingMode(StrEnum):
@@ -47,6 +52,22 @@ class SignResult:
     ``OptedOut``/``Volumes`` for the pod-level rules (empty when signed)."""
 
 
+def claims_bound(volumes: Volumes, pod: Pod) -> bool:
+    """Whether every claim of ``pod`` is bound (``volumeName`` and bind-completed).
+
+    A pod with a claim still to bind is unsignable: which PV a WaitForFirstConsumer claim
+    gets, and so which nodes fit, changes with every pod whose claims bind before it, and
+    the binding is the pod's own (kube's VolumesSigner covers only the volume sources). A
+    pod whose claims are all bound is signed by the volume plugins' fragment: its sources
+    (claims included, with the namespace), every one but ConfigMaps and Secrets. Signed once
+    when queued: a claim that binds later does not make a queued pod batchable."""
+    for name in pod.claim_names:
+        claim = volumes.pvc(pod.namespace, name)
+        if claim is None or not claim.fully_bound:
+            return False
+    return True
+
+
 def unsignable_plugins(profile: Profile) -> list[str]:
     """Filter/Score plugins of ``profile`` that cannot sign at all: they switch batching off."""
     signers = {p.name for p in profile.sign_plugins}
@@ -61,12 +82,14 @@ class Signer:
     profile (``disabled_by`` names those plugins; the caller logs and counts it once).
     """
 
-    __slots__ = ("disabled_by", "mode", "profile")
+    __slots__ = ("binds_volumes", "disabled_by", "mode", "profile")
 
     def __init__(self, profile: Profile, mode: BatchingMode) -> None:
         self.profile = profile
         self.mode = mode
         self.disabled_by = unsignable_plugins(profile)
+        self.binds_volumes = any(p.name == VOLUME_BINDING for p in profile.filter_plugins)
+        """Without VolumeBinding nothing checks a pod's claims: such pods are not batched."""
 
     @property
     def enabled(self) -> bool:
@@ -82,8 +105,10 @@ class Signer:
             return SignResult(None, "NominatedNode")
         if pod.has_resource_claims:
             return SignResult(None, "ResourceClaims")
-        if pod.has_pvc:
-            return SignResult(None, "Volumes")
+        if pod.claim_names and (
+            not self.binds_volumes or not claims_bound(self.profile.snapshot.volumes, pod)
+        ):
+            return SignResult(None, VOLUMES)
         fragments: list[tuple[str, object]] = []
         for plugin in self.profile.sign_plugins:
             fragment = plugin.sign_pod(pod)

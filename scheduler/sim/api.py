@@ -37,6 +37,8 @@ from scheduler.sim.discovery import (
     LEASES,
     NAMESPACES,
     NODES,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
     PODS,
     SERVICES,
     WORKLOADS,
@@ -58,7 +60,15 @@ if TYPE_CHECKING:
 JSON = "application/json"
 _BOUND = dumps(errors.success_status(201))  # every successful bind answers the same Status
 # main resource ignores status; /status only status
-_STATUS_SPLIT = (PODS, NODES, NAMESPACES, SERVICES, *WORKLOADS)
+_STATUS_SPLIT = (
+    PODS,
+    NODES,
+    NAMESPACES,
+    SERVICES,
+    PERSISTENT_VOLUMES,
+    PERSISTENT_VOLUME_CLAIMS,
+    *WORKLOADS,
+)
 _CREATE_ON_UPDATE = ("events", LEASES.storage_key)
 """Storages whose PUT of a missing object creates it (kube's AllowCreateOnUpdate)."""
 _CONDITIONAL_UPDATE_ONLY = (LEASES,)

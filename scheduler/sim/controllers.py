@@ -14,6 +14,8 @@ one module each:
 * **StatefulSet** (:mod:`scheduler.sim.statefulsets`): pods ``<set>-0`` ..
   ``<set>-(N-1)`` with the pod-name and pod-index labels (all at once, not in order).
 * **Job** (:mod:`scheduler.sim.jobs`).
+* **PersistentVolume binding** (:mod:`scheduler.sim.volumes`): the PV controller's
+  binding of a PV to the claim its claimRef names (what the scheduler's PreBind waits for).
 * **Garbage collection** (:mod:`scheduler.sim.ownership`): deleting an owner deletes
   its dependents in background cascade (Deployment -> ReplicaSets -> pods).
 
@@ -35,7 +37,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from scheduler.sim import deployments, errors, jobs, replicasets, statefulsets
+from scheduler.sim import deployments, errors, jobs, replicasets, statefulsets, volumes
 from scheduler.sim.discovery import (
     DEPLOYMENTS,
     JOBS,
@@ -72,12 +74,17 @@ class Controllers:
         self.ownership = Ownership(store)
         self._dirty: set[tuple[ResourceType, Key]] = set()
         self._gone: list[str] = []  # uids of deleted owners, to collect
+        self._volumes_dirty = False
         self._scheduled = self._running = False
         store.listeners.append(self._on_change)
 
     # -- change intake (inside the store's commit: no writes here) ---------------------------
 
     def _on_change(self, ch: Change) -> None:
+        if ch.storage in volumes.STORAGES:
+            self._volumes_dirty = True
+            self._schedule()
+            return
         rt = BY_STORAGE.get(ch.storage)
         if rt is None:
             return
@@ -109,7 +116,11 @@ class Controllers:
     def _run(self) -> None:
         self._scheduled, self._running = False, True
         try:
-            while self._gone or self._dirty:
+            while self._gone or self._dirty or self._volumes_dirty:
+                if self._volumes_dirty:
+                    self._volumes_dirty = False
+                    volumes.sync(self.store)
+                    continue
                 if self._gone:
                     self.ownership.collect(self._gone.pop())
                     continue

@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any
 
-from scheduler.sim import decoding, errors, services
+from scheduler.sim import decoding, errors, services, volumes
 from scheduler.sim.discovery import (
     DEPLOYMENTS,
     EVENTS,
@@ -138,6 +138,8 @@ def on_create(rt: ResourceType, obj: dict[str, Any]) -> None:
         services.default_and_validate(obj)
     elif rt is JOBS:
         _job(obj)
+    else:
+        volumes.set_defaults(rt, obj)
 
 
 def _template(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:

@@ -119,6 +119,30 @@ STATEFUL_SETS = ResourceType(
     ("scale", "status"),
     categories=("all",),
 )
+PERSISTENT_VOLUMES = ResourceType(
+    "",
+    "v1",
+    "persistentvolumes",
+    "persistentvolume",
+    "PersistentVolume",
+    False,
+    ("pv",),
+    ("status",),
+)
+PERSISTENT_VOLUME_CLAIMS = ResourceType(
+    "",
+    "v1",
+    "persistentvolumeclaims",
+    "persistentvolumeclaim",
+    "PersistentVolumeClaim",
+    True,
+    ("pvc",),
+    ("status",),
+)
+STORAGE_CLASSES = ResourceType(
+    "storage.k8s.io", "v1", "storageclasses", "storageclass", "StorageClass", False, ("sc",)
+)
+CSI_NODES = ResourceType("storage.k8s.io", "v1", "csinodes", "csinode", "CSINode", False)
 PRIORITY_CLASSES = ResourceType(
     "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, ("pc",)
 )
@@ -137,6 +161,10 @@ RESOURCES: tuple[ResourceType, ...] = (
     STATEFUL_SETS,
     JOBS,
     PRIORITY_CLASSES,
+    PERSISTENT_VOLUMES,
+    PERSISTENT_VOLUME_CLAIMS,
+    STORAGE_CLASSES,
+    CSI_NODES,
 )
 WORKLOADS: tuple[ResourceType, ...] = (
     DEPLOYMENTS,
@@ -157,6 +185,7 @@ GROUP_VERSIONS: dict[str, tuple[str, ...]] = {
     "coordination.k8s.io": ("v1",),
     "events.k8s.io": ("v1",),
     "scheduling.k8s.io": ("v1",),
+    "storage.k8s.io": ("v1",),
 }
 
 

@@ -59,10 +59,12 @@ def create_pods(
     owner: dict[str, Any],
     names: Iterable[tuple[str, str]],
     labels: dict[str, str] | None = None,
+    volumes: list[dict[str, Any]] | None = None,
 ) -> None:
     """Create one pod of ``owner``'s template per ``(name, generateName)`` (an empty name:
-    generated; an empty prefix: ``<owner>-``) with extra ``labels``; defaulted as the API
-    would (not admitted: see architecture.md)."""
+    generated; an empty prefix: ``<owner>-``) with extra ``labels`` and ``volumes`` (which
+    replace the template's volumes of the same name); defaulted as the API would (not
+    admitted: see architecture.md)."""
     meta = owner["metadata"]
     template = (owner.get("spec") or {}).get("template") or {}
     tmeta = template.get("metadata") or {}
@@ -78,6 +80,10 @@ def create_pods(
         if tmeta.get("annotations"):
             pod_meta["annotations"] = dict(tmeta["annotations"])
         pod = {"metadata": pod_meta, "spec": copy.deepcopy(template.get("spec") or {})}
+        if volumes:
+            names_given = {v["name"] for v in volumes}
+            kept = [v for v in pod["spec"].get("volumes") or [] if v.get("name") not in names_given]
+            pod["spec"]["volumes"] = [*kept, *copy.deepcopy(volumes)]
         if name and rt.kind == "StatefulSet":  # initIdentity: stable network identity
             pod["spec"]["hostname"] = name
             if (owner.get("spec") or {}).get("serviceName"):

@@ -8,11 +8,16 @@ named ``<set>-<ordinal>``, with the template's labels plus
 ``subdomain`` = ``serviceName``, and a controller ownerReference to the StatefulSet.
 Failed or Succeeded pods are deleted and made again; pods beyond the range go.
 
+Each ``volumeClaimTemplates`` entry gives every pod a claim ``<template>-<set>-<ordinal>``,
+created (with the template's spec and the set's ``matchLabels``) before the pod when it is
+missing and never deleted (kube's default ``persistentVolumeClaimRetentionPolicy``,
+Retain); the pod's volume of the template's name uses it.
+
 What it does not emulate: ordered, one-at-a-time creation and deletion
 (``podManagementPolicy: OrderedReady`` acts like ``Parallel`` here: every missing pod is
 created in one pass), the rolling update (a template change deletes and recreates every
 pod of an older revision at once; ``partition`` is ignored), ControllerRevision objects,
-volumeClaimTemplates and their PersistentVolumeClaims, ``minReadySeconds``.
+claim retention policies other than Retain, ``minReadySeconds``.
 Status: ``observedGeneration``, ``replicas``, ``readyReplicas``, ``currentReplicas``,
 ``updatedReplicas``, ``availableReplicas``, ``currentRevision``, ``updateRevision``,
 ``collisionCount``.
@@ -20,10 +25,11 @@ Status: ``observedGeneration``, ``replicas``, ``readyReplicas``, ``currentReplic
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
-from scheduler.sim import podtemplates
-from scheduler.sim.discovery import PODS, STATEFUL_SETS
+from scheduler.sim import defaults, errors, podtemplates
+from scheduler.sim.discovery import PERSISTENT_VOLUME_CLAIMS, PODS, STATEFUL_SETS
 
 if TYPE_CHECKING:
     from scheduler.sim.ownership import Ownership
@@ -40,6 +46,38 @@ def _ordinal(name: str, pod: Record) -> int | None:
     if prefix != name or not tail.isdigit():
         return None
     return int(tail)
+
+
+def _claims(store: Store, obj: dict[str, Any], ordinal: int) -> list[dict[str, Any]]:
+    """The pod's claim volumes, creating the claims that do not exist yet."""
+    meta, spec = obj["metadata"], obj.get("spec") or {}
+    match_labels = (spec.get("selector") or {}).get("matchLabels") or {}
+    volumes: list[dict[str, Any]] = []
+    for template in spec.get("volumeClaimTemplates") or []:
+        tmeta = template.get("metadata") or {}
+        claim_name = f"{tmeta.get('name', '')}-{meta['name']}-{ordinal}"
+        volumes.append(
+            {"name": tmeta.get("name", ""), "persistentVolumeClaim": {"claimName": claim_name}}
+        )
+        if store.try_get(PERSISTENT_VOLUME_CLAIMS, meta["namespace"], claim_name) is not None:
+            continue
+        claim: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {
+                "name": claim_name,
+                "namespace": meta["namespace"],
+                "labels": {**(tmeta.get("labels") or {}), **match_labels},
+            },
+            "spec": copy.deepcopy(template.get("spec") or {}),
+        }
+        defaults.on_create(PERSISTENT_VOLUME_CLAIMS, claim)
+        try:
+            store.create(PERSISTENT_VOLUME_CLAIMS, claim)
+        except errors.ApiError as e:
+            if e.code != 409:
+                raise
+    return volumes
 
 
 def sync(store: Store, ownership: Ownership, key: Key) -> None:
@@ -71,7 +109,8 @@ def sync(store: Store, ownership: Ownership, key: Key) -> None:
             continue
         pod_name = f"{name}-{ordinal}"
         labels = {REVISION: revision, POD_NAME: pod_name, POD_INDEX: str(ordinal)}
-        podtemplates.create_pods(store, STATEFUL_SETS, obj, [(pod_name, "")], labels)
+        volumes = _claims(store, obj, ordinal)
+        podtemplates.create_pods(store, STATEFUL_SETS, obj, [(pod_name, "")], labels, volumes)
     rec = store.get(STATEFUL_SETS, *key)
     pods = [p for p in ownership.owned(meta["uid"], PODS) if not podtemplates.terminal(p)]
     ready = sum(1 for p in pods if podtemplates.running(p))

@@ -22,6 +22,7 @@ ALLOWED = [
     ("list", "pods", "", None, None),
     ("watch", "pods", "", None, None),
     ("create", "pods", "binding", "default", None),
+    ("delete", "pods", "", "default", None),  # preemption's victims
     ("patch", "pods", "status", "default", None),
     ("list", "nodes", "", None, None),
     ("watch", "nodes", "", None, None),
@@ -47,7 +48,7 @@ DENIED = [
     ("create", "pods", "", "default", None),
     ("patch", "pods", "", "default", None),  # the spec: only pods/status is ours to patch
     ("update", "pods", "", "default", None),
-    ("delete", "pods", "", "default", None),
+    ("deletecollection", "pods", "", "default", None),
     ("update", "nodes", "", None, None),
     ("patch", "nodes", "", None, None),
     ("delete", "nodes", "", None, None),

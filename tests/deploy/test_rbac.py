@@ -37,12 +37,24 @@ CALLS: list[tuple[str, str, str, bool]] = [
     ("controller/kinds.py", "GET", "/api/v1/replicationcontrollers", True),
     ("controller/kinds.py", "GET", "/apis/apps/v1/replicasets", True),
     ("controller/kinds.py", "GET", "/apis/apps/v1/statefulsets", True),
+    ("controller/kinds.py", "GET", "/apis/storage.k8s.io/v1/storageclasses", True),
+    ("controller/kinds.py", "GET", "/api/v1/persistentvolumes", True),
+    ("controller/kinds.py", "GET", "/api/v1/persistentvolumeclaims", True),
+    ("controller/kinds.py", "GET", "/apis/storage.k8s.io/v1/csinodes", True),
     ("controller/kinds.py", "GET", "/api/v1/pods", True),
     # bind
     ("binder.py", "POST", "/api/v1/namespaces/{}/pods/{}/binding", True),
     # PodScheduled=False condition, Scheduled/FailedScheduling events
     ("reporter.py", "PATCH", "/api/v1/namespaces/{}/pods/{}/status", True),
     ("reporter.py", "POST", "/api/v1/namespaces/{}/events", True),
+    # preemption: victims' DisruptionTarget condition and the preemptor's nominated node,
+    # the victims' deletion, Preempted events
+    ("preemption.py", "PATCH", "/api/v1/namespaces/{}/pods/{}/status", True),
+    ("preemption.py", "DELETE", "/api/v1/namespaces/{}/pods/{}", True),
+    ("preemption.py", "POST", "/api/v1/namespaces/{}/events", True),
+    # VolumeBinding's PreBind: a PV's claimRef, a claim's selected-node annotation
+    ("volume_binder.py", "PATCH", "/api/v1/persistentvolumes/{}", True),
+    ("volume_binder.py", "PATCH", "/api/v1/namespaces/{}/persistentvolumeclaims/{}", True),
     # leader election: read, write (optimistic PUT, also the release), create when absent
     ("leader.py", "GET", LEASE, True),
     ("leader.py", "PUT", LEASE, True),
@@ -55,6 +67,10 @@ KOPF_WATCHES = {
     ("", "replicationcontrollers"),
     ("apps", "replicasets"),
     ("apps", "statefulsets"),
+    ("storage.k8s.io", "storageclasses"),
+    ("", "persistentvolumes"),
+    ("", "persistentvolumeclaims"),
+    ("storage.k8s.io", "csinodes"),
     ("", "pods"),
 }
 """(group, plural) of the controller's kopf.on.event handlers: list + watch each."""
@@ -261,12 +277,13 @@ def test_lease_access_is_limited_by_name_where_rbac_allows() -> None:
 
 @pytest.mark.parametrize("kind", ["ClusterRole", "Role"])
 def test_no_wildcards_secrets_or_non_resource_urls(kind: str) -> None:
-    """No '*', no secrets or configmaps, no nonResourceURLs, no escalation verbs."""
+    """No '*', no secrets or configmaps, no nonResourceURLs, no escalation verbs; delete only
+    of pods (preemption's victims)."""
     for rule in one(kind)["rules"]:
         for key in ("apiGroups", "resources", "verbs", "resourceNames"):
             assert "*" not in rule.get(key, []), (kind, rule)
         assert "nonResourceURLs" not in rule
         assert not {"secrets", "configmaps"} & set(rule["resources"])
-        assert not {"escalate", "bind", "impersonate", "delete", "deletecollection"} & set(
-            rule["verbs"]
-        )
+        assert not {"escalate", "bind", "impersonate", "deletecollection"} & set(rule["verbs"])
+        if "delete" in rule["verbs"]:
+            assert rule["resources"] == ["pods"], (kind, rule)

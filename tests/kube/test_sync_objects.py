@@ -50,7 +50,8 @@ def _sync(api: ApiClient, scheduler: Scheduler, metrics: Metrics | None = None) 
 
 
 async def _create_workloads(api: ApiClient) -> None:
-    """A labelled namespace, and in it a Service, an RC, a ReplicaSet, a StatefulSet."""
+    """A labelled namespace, and in it a Service, an RC, a ReplicaSet, a StatefulSet; one
+    object of each storage kind."""
     await api.request(
         "POST", "/api/v1/namespaces", body={"metadata": {"name": "team", "labels": {"env": "a"}}}
     )
@@ -78,6 +79,13 @@ async def _create_workloads(api: ApiClient) -> None:
                 }
             },
         ),
+    ]
+    storage = "/apis/storage.k8s.io/v1"
+    bodies += [
+        (f"{storage}/storageclasses", {"provisioner": "kubernetes.io/no-provisioner"}),
+        ("/api/v1/persistentvolumes", {"spec": {"capacity": {"storage": "1Gi"}}}),
+        (f"{ns}/persistentvolumeclaims", {"spec": {"accessModes": ["ReadWriteOnce"]}}),
+        (f"{storage}/csinodes", {"spec": {"drivers": []}}),
     ]
     for path, body in bodies:
         await api.request("POST", path, body={"metadata": {"name": "web"}, **body})

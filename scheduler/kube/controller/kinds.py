@@ -1,16 +1,19 @@
 """The kinds the watch side keeps in the cache: one table for the LISTs, kopf and the metrics.
 
 kube-scheduler's informers cover, besides pods and nodes, the Namespaces that
-InterPodAffinity's ``namespaceSelector`` matches, and the Services, ReplicationControllers,
+InterPodAffinity's ``namespaceSelector`` matches, the Services, ReplicationControllers,
 ReplicaSets and StatefulSets from which PodTopologySpread builds the selector of its default
-constraints (``helper.DefaultSelector``). Each :class:`Kind` names its collection path (our
-LISTs), its kopf resource (``on.event``), the key it is cached under and its labels in logs
-and metrics; ``sync``, ``relist`` and ``operator`` iterate over it instead of naming kinds.
+constraints (``helper.DefaultSelector``), and the StorageClasses, PersistentVolumes,
+PersistentVolumeClaims and CSINodes the four volume plugins read. Each :class:`Kind`
+names its collection path (our LISTs), its kopf resource (``on.event``), the key it is
+cached under and its labels in logs and metrics; ``sync``, ``relist`` and ``operator``
+iterate over it instead of naming kinds.
 
 Member order is the order of the initial LIST: nodes first (pods then land on known nodes
-instead of creating ghosts), then the workloads, then pods: a pod is signed when it is
-queued, and its signature depends on the Services and controllers that select it (default
-spreading), so knowing them first signs each listed pod once, right.
+instead of creating ghosts), then the workloads and storage, then pods: a pod is signed when
+it is queued, and its signature depends on the Services and controllers that select it
+(default spreading) and on whether its claims are bound, so knowing them first signs each
+listed pod once, right.
 
 Neighbours: ``sync`` (LISTs by ``path``, keys by :func:`key_of`), ``operator`` (kopf
 handlers by ``api_version`` and plural), ``objects`` (the appliers of the workload kinds).
@@ -33,12 +36,16 @@ class Kind(StrEnum):
     REPLICATION_CONTROLLERS = "replicationcontrollers"
     REPLICA_SETS = "replicasets"
     STATEFUL_SETS = "statefulsets"
+    STORAGE_CLASSES = "storageclasses"
+    PERSISTENT_VOLUMES = "persistentvolumes"
+    PERSISTENT_VOLUME_CLAIMS = "persistentvolumeclaims"
+    CSI_NODES = "csinodes"
     PODS = "pods"
 
     @property
     def label(self) -> str:
         """The ``kind`` label of ``batch_scheduler_cache_repairs_total``: node | pod | …"""
-        return self.value.removesuffix("s")
+        return _SPECS[self].kind.lower()
 
     @property
     def kind_name(self) -> str:
@@ -47,7 +54,8 @@ class Kind(StrEnum):
 
     @property
     def api_version(self) -> str:
-        """``v1`` or ``apps/v1``: what kopf's ``on.event`` takes before the plural."""
+        """``v1``, ``apps/v1`` or ``storage.k8s.io/v1``: what kopf's ``on.event`` takes before
+        the plural."""
         return _SPECS[self].api_version
 
     @property
@@ -79,6 +87,16 @@ _SPECS = {
     ),
     Kind.REPLICA_SETS: _Spec("ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", _NAMESPACED),
     Kind.STATEFUL_SETS: _Spec("StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets", _NAMESPACED),
+    Kind.STORAGE_CLASSES: _Spec(
+        "StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses", _NAME
+    ),
+    Kind.PERSISTENT_VOLUMES: _Spec("PersistentVolume", "v1", "/api/v1/persistentvolumes", _NAME),
+    Kind.PERSISTENT_VOLUME_CLAIMS: _Spec(
+        "PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims", _NAMESPACED
+    ),
+    Kind.CSI_NODES: _Spec(
+        "CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes", _NAME
+    ),
     Kind.PODS: _Spec("Pod", "v1", "/api/v1/pods", _UID),
 }
 """Pods are keyed by uid (a pod re-created under its name is another pod to the queue);

@@ -1,6 +1,7 @@
-"""Namespace, Service, ReplicationController, ReplicaSet and StatefulSet events → cache.
+"""Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, StorageClass,
+PersistentVolume, PersistentVolumeClaim and CSINode events → cache.
 
-One applier, :class:`ObjectEvents`, serves the five kinds; a :class:`Target` per kind says
+One applier, :class:`ObjectEvents`, serves the nine kinds; a :class:`Target` per kind says
 how its record is parsed and where it goes:
 
 * Namespaces → ``ClusterState.set_namespace``/``remove_namespace`` (InterPodAffinity's
@@ -11,6 +12,9 @@ how its record is parsed and where it goes:
   topology spreading). Every add, delete or selector change re-signs the queued pods of the
   namespace (``Scheduler.resign``): whether default spreading applies to a pod, and so
   whether it can be batched, depends on them. kube wakes no pod for these either.
+* StorageClasses, PVs, PVCs and CSINodes → ``ClusterState.volumes`` (the volume plugins).
+  Each change wakes the unschedulable pods (kube's volume plugins register these events),
+  and a watched PV or claim replaces the version VolumeBinding's Reserve assumed.
 
 Like ``nodes``: an object listed again at a resourceVersion already applied is skipped
 unparsed, and an update that changes nothing we read (a ReplicaSet's status, written on
@@ -35,7 +39,15 @@ from scheduler import logs
 from scheduler.kube.controller.kinds import Kind, key_of, resource_version
 from scheduler.model.errors import ModelError
 from scheduler.model.parse import controller_from_raw, namespace_from_raw, service_from_raw
+from scheduler.model.parse_volumes import (
+    csi_node_from_raw,
+    pv_from_raw,
+    pvc_from_raw,
+    storage_class_from_raw,
+)
+from scheduler.model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from scheduler.model.workloads import Controller, ControllerKind, Namespace, Service
+from scheduler.queueing.scheduling_queue import ClusterEvent, Pool
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -45,9 +57,21 @@ if TYPE_CHECKING:
 
 log = logs.get_logger(__name__)
 
+STORAGE_EVENT = ClusterEvent.NODE_UPDATE
+"""The event a storage change raises: the queue has no storage event yet, and a node update
+wakes every unschedulable pod, which includes those the volume plugins rejected."""
+
 DELETED = "DELETED"
 
-Record = Namespace | Service | Controller
+Record = (
+    Namespace
+    | Service
+    | Controller
+    | StorageClass
+    | PersistentVolume
+    | PersistentVolumeClaim
+    | CSINode
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +83,8 @@ class Target:
     drop: Callable[[Scheduler, Record], None]
     resign: bool
     """Whether a change re-signs the namespace's queued pods (default spreading reads it)."""
+    wakes: bool = False
+    """Whether a change may make unschedulable pods schedulable (the volume kinds)."""
 
 
 def _put_namespace(scheduler: Scheduler, record: Record) -> None:
@@ -99,12 +125,44 @@ def _controller(kind: ControllerKind) -> Target:
     )
 
 
+def _put_volume_object(scheduler: Scheduler, record: Record) -> None:
+    volumes = scheduler.cluster.volumes
+    if isinstance(record, PersistentVolume):
+        volumes.set_pv(record)
+    elif isinstance(record, PersistentVolumeClaim):
+        volumes.set_pvc(record)
+    elif isinstance(record, StorageClass):
+        volumes.set_storage_class(record)
+    elif isinstance(record, CSINode):
+        volumes.set_csi_node(record)
+
+
+def _drop_volume_object(scheduler: Scheduler, record: Record) -> None:
+    volumes = scheduler.cluster.volumes
+    if isinstance(record, PersistentVolume):
+        volumes.remove_pv(record.name)
+    elif isinstance(record, PersistentVolumeClaim):
+        volumes.remove_pvc(record.namespace, record.name)
+    elif isinstance(record, StorageClass):
+        volumes.remove_storage_class(record.name)
+    elif isinstance(record, CSINode):
+        volumes.remove_csi_node(record.name)
+
+
+def _volume_kind(parse: Callable[[Mapping[str, object]], Record]) -> Target:
+    return Target(parse, _put_volume_object, _drop_volume_object, resign=False, wakes=True)
+
+
 TARGETS: dict[Kind, Target] = {
     Kind.NAMESPACES: Target(namespace_from_raw, _put_namespace, _drop_namespace, resign=False),
     Kind.SERVICES: Target(service_from_raw, _put_service, _drop_service, resign=True),
     Kind.REPLICATION_CONTROLLERS: _controller(ControllerKind.REPLICATION_CONTROLLER),
     Kind.REPLICA_SETS: _controller(ControllerKind.REPLICA_SET),
     Kind.STATEFUL_SETS: _controller(ControllerKind.STATEFUL_SET),
+    Kind.STORAGE_CLASSES: _volume_kind(storage_class_from_raw),
+    Kind.PERSISTENT_VOLUMES: _volume_kind(pv_from_raw),
+    Kind.PERSISTENT_VOLUME_CLAIMS: _volume_kind(pvc_from_raw),
+    Kind.CSI_NODES: _volume_kind(csi_node_from_raw),
 }
 """The kinds :class:`ObjectEvents` serves (pods and nodes have appliers of their own)."""
 
@@ -169,7 +227,9 @@ class ObjectEvents:
         return None if record is None else record.resource_version
 
     def _changed(self, record: Record) -> None:
-        if not self.target.resign or isinstance(record, Namespace):
+        if self.target.wakes:
+            self._wake()
+        if not self.target.resign or not isinstance(record, Service | Controller):
             return
         resigned = self.scheduler.resign(record.namespace)
         if resigned:
@@ -179,6 +239,13 @@ class ObjectEvents:
                 object=f"{record.namespace}/{record.name}",
                 pods=resigned,
             )
+
+    def _wake(self) -> None:
+        """A storage object changed: unschedulable pods may fit now (kube's VolumeBinding,
+        VolumeZone, VolumeRestrictions and NodeVolumeLimits register these events)."""
+        queue = self.scheduler.queue
+        if queue.pending()[Pool.UNSCHEDULABLE]:
+            queue.on_cluster_event(STORAGE_EVENT)
 
     def _unreadable(self, key: str, exc: ModelError) -> None:
         if key in self.records:

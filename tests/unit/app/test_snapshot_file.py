@@ -144,10 +144,6 @@ def test_future_kinds_and_other_groups_are_ignored_by_name() -> None:
     docs: list[object] = [
         _other("PriorityClass", api_version="scheduling.k8s.io/v1"),
         _other("PodDisruptionBudget", api_version="policy/v1"),
-        _other("PersistentVolume"),
-        _other("PersistentVolumeClaim"),
-        _other("StorageClass", api_version="storage.k8s.io/v1"),
-        _other("CSINode", api_version="storage.k8s.io/v1"),
         _other("Event"),
         _other("Event", api_version="events.k8s.io/v1"),
         {**_service("ksvc", "not a selector"), "apiVersion": "serving.knative.dev/v1"},
@@ -157,10 +153,6 @@ def test_future_kinds_and_other_groups_are_ignored_by_name() -> None:
     assert snapshot.ignored == {
         "PriorityClass": 1,
         "PodDisruptionBudget": 1,
-        "PersistentVolume": 1,
-        "PersistentVolumeClaim": 1,
-        "StorageClass": 1,
-        "CSINode": 1,
         "Event": 2,
         "Service.serving.knative.dev": 1,
     }
