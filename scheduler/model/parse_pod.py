@@ -341,7 +341,6 @@ def pod_from_raw(raw: Mapping[str, object]) -> Pod:
         labels=labels,
     )
 
-    volumes = r.objects(spec.get("volumes"), "spec.volumes")
     return Pod(
         key=pod_key(namespace, name),
         namespace=namespace,
@@ -382,10 +381,6 @@ def pod_from_raw(raw: Mapping[str, object]) -> Pod:
             )
         ),
         nominated_node_name=r.string(status.get("nominatedNodeName"), "status.nominatedNodeName"),
-        has_pvc=any(
-            v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None
-            for _, v in volumes
-        ),
         has_resource_claims=bool(r.sequence(spec.get("resourceClaims"), "spec.resourceClaims")),
         controller_ref=controller_ref_from_raw(r, meta),
         preemption_policy=_preemption_policy(r, spec.get("preemptionPolicy")),

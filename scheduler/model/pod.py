@@ -78,8 +78,6 @@ class Pod:
     preferred_pod_anti_affinity: tuple[WeightedPodAffinityTerm, ...]
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...]
     nominated_node_name: str
-    has_pvc: bool
-    """Uses a PersistentVolumeClaim or a generic ephemeral volume (not supported yet)."""
     has_resource_claims: bool
     """Uses DRA resource claims (not supported yet)."""
     controller_ref: ControllerRef | None = None

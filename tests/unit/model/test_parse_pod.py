@@ -530,7 +530,7 @@ def test_plain_fields_and_defaults() -> None:
     pod = pod_from_raw(raw)
     assert (pod.key, pod.name, pod.namespace, pod.uid) == ("ns/p", "p", "ns", "uid-ns-p")
     assert (pod.priority, pod.node_name, pod.scheduler_name) == (0, "", "default-scheduler")
-    assert (pod.deleting, pod.has_pvc, pod.has_resource_claims) == (False, False, False)
+    assert (pod.deleting, pod.claim_names, pod.has_resource_claims) == (False, (), False)
     assert pod.labels == {"a": "b"}
     assert pod.phase == "Pending"
 
@@ -549,12 +549,12 @@ def test_flags_from_volumes_claims_and_deletion() -> None:
     raw["status"]["nominatedNodeName"] = "n2"
     pod = pod_from_raw(raw)
     assert (pod.priority, pod.node_name, pod.batching_annotation) == (1000, "n1", "true")
-    assert (pod.deleting, pod.has_pvc, pod.has_resource_claims) == (True, True, True)
+    assert (pod.deleting, pod.claim_names, pod.has_resource_claims) == (True, ("p-v",), True)
     assert pod.nominated_node_name == "n2"
     pvc = pod_from_raw(
         make_pod("p", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}])
     )
-    assert pvc.has_pvc
+    assert pvc.claim_names == ("c",)
 
 
 # -- errors ------------------------------------------------------------------------------------
