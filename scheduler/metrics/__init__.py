@@ -261,8 +261,9 @@ class Metrics:
         )
         self.cache_repairs = Counter(
             "batch_scheduler_cache_repairs_total",
-            "Cached objects (kind node|pod) the periodic safety-net LIST removed: deleted in "
-            "the API, yet missed by both the watch and the re-list handling. Should stay 0.",
+            "Cached objects (kind: each watched kind, singular, e.g. node, pod, service) the "
+            "periodic safety-net LIST removed: deleted in the API, yet missed by both the watch "
+            "and the re-list handling. Should stay 0.",
             ["kind"],
             registry=r,
         )
