@@ -59,14 +59,8 @@ class Workloads:
     def service(self, namespace: str, name: str) -> Service | None:
         return self._services.get(namespace, {}).get(name)
 
-    def services(self) -> list[Service]:
-        return [s for by_name in self._services.values() for s in by_name.values()]
-
     def controller(self, kind: ControllerKind, namespace: str, name: str) -> Controller | None:
         return self._controllers.get((kind, namespace, name))
-
-    def controllers(self) -> list[Controller]:
-        return list(self._controllers.values())
 
     def default_selector(self, pod: Pod) -> LabelSelector:
         """kube's DefaultSelector for ``pod``; empty when nothing selects it (then no

@@ -192,10 +192,7 @@ class VolumeBinder:
 
     def restore(self, plan: PodVolumes) -> None:
         """Drop what Reserve assumed (kube's revertAssumedPVs/PVCs)."""
-        for pv, _ in plan.static_bindings:
-            self.volumes.restore_pv(pv.name)
-        for pvc in plan.provisions:
-            self.volumes.restore_pvc(pvc.namespace, pvc.name)
+        plan.restore(self.volumes)
 
 
 def _rv(reply: Mapping[str, Any]) -> str:
@@ -285,6 +282,11 @@ class PreBindingDispatcher:
             self.binder.restore(plan)
             _finish(request, done, BindResult.ERROR, "volume binding cancelled")
             raise
+        except Exception as exc:  # a bug must not leave the pod assumed forever
+            self.binder.restore(plan)
+            log.exception("volume_binding_crashed", pod=request.pod.key, node=request.node)
+            _finish(request, done, BindResult.ERROR, f"volume binding failed: {exc}")
+            return
         self.inner.dispatch(request, done)
 
     async def drain_pending(self) -> None:

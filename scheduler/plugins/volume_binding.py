@@ -51,7 +51,6 @@ if TYPE_CHECKING:
 
 ERR_BIND_CONFLICT: Final = "node(s) didn't find available persistent volumes to bind"
 ERR_NODE_CONFLICT: Final = "node(s) didn't match PersistentVolume's node affinity"
-ERR_NOT_ENOUGH_SPACE: Final = "node(s) did not have enough free storage"
 ERR_PV_NOT_EXIST: Final = (
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 )
@@ -66,6 +65,13 @@ class PodVolumes:
 
     static_bindings: tuple[tuple[PersistentVolume, PersistentVolumeClaim], ...] = ()
     provisions: tuple[PersistentVolumeClaim, ...] = ()
+
+    def restore(self, volumes: Volumes) -> None:
+        """Drop what Reserve assumed for this plan (kube's revertAssumedPVs/PVCs)."""
+        for pv, _ in self.static_bindings:
+            volumes.restore_pv(pv.name)
+        for pvc in self.provisions:
+            volumes.restore_pvc(pvc.namespace, pvc.name)
 
 
 @dataclass(slots=True)
@@ -222,7 +228,6 @@ class VolumeBinding:
                 node_conflict = True
                 break
         unbound_ok = True
-        enough_space = True
         bindings: list[tuple[PersistentVolume, PersistentVolumeClaim]] = []
         provisions: list[PersistentVolumeClaim] = []
         if data.delayed:
@@ -259,7 +264,6 @@ class VolumeBinding:
             for failed, reason in (
                 (node_conflict, ERR_NODE_CONFLICT),
                 (not unbound_ok, ERR_BIND_CONFLICT),
-                (not enough_space, ERR_NOT_ENOUGH_SPACE),
                 (pv_missing, ERR_PV_NOT_EXIST),
             )
             if failed
@@ -334,7 +338,7 @@ class VolumeBinding:
                 volumes.assume_pvc(pvc)
                 provisions.append(pvc)
         except KeyError as exc:
-            self._restore(volumes, PodVolumes(tuple(bindings), tuple(provisions)))
+            PodVolumes(tuple(bindings), tuple(provisions)).restore(volumes)
             return st.error(str(exc))
         data.plan = PodVolumes(tuple(bindings), tuple(provisions))
         return st.SUCCESS
@@ -342,20 +346,13 @@ class VolumeBinding:
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         data = state.read(_KEY)
         if data is not None and data.plan is not None:
-            self._restore(self._handle.snapshot.volumes, data.plan)
+            data.plan.restore(self._handle.snapshot.volumes)
             data.plan = None
 
     def bind_plan(self, state: CycleState) -> PodVolumes | None:
         """What PreBind must write for the reserved node; None when every claim is bound."""
         data = state.read(_KEY)
         return None if data is None else data.plan
-
-    @staticmethod
-    def _restore(volumes: Volumes, plan: PodVolumes) -> None:
-        for pv, _ in plan.static_bindings:
-            volumes.restore_pv(pv.name)
-        for pvc in plan.provisions:
-            volumes.restore_pvc(pvc.namespace, pvc.name)
 
     @staticmethod
     def _all_bound(volumes: Volumes, pod: Pod) -> bool:

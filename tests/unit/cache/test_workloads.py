@@ -217,7 +217,7 @@ def test_removed_service_and_controller_no_longer_select() -> None:
     workloads.remove_controller(RS, NS, "rs")
     assert workloads.default_selector(pod).empty
     workloads.remove_service(NS, "svc")  # removing twice is harmless
-    assert workloads.services() == []
+    assert workloads.service(NS, "svc") is None
 
 
 def test_updated_service_replaces_the_old_selector() -> None:
