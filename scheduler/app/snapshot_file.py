@@ -1,7 +1,7 @@
 """Read a ``simulate`` snapshot: the cluster objects a scheduling decision depends on.
 
 A snapshot is what a user gets from ``kubectl get nodes,pods,namespaces,services,
-replicasets,statefulsets,replicationcontrollers,pv,pvc,storageclasses,csinodes -A -o yaml``
+replicasets,statefulsets,replicationcontrollers,pv,pvc,storageclasses,csinodes,pdb -A -o yaml``
 (one ``kind: List`` document)
 or a hand-written multi-document YAML; both are read, and so are lists inside either
 (``v1/List``, or a typed list such as ``PodList`` whose items may leave out their kind).
@@ -10,9 +10,11 @@ Used, each through the same ``model.parse`` function as ``run``: Nodes, Pods, Na
 (labels, for pod-affinity ``namespaceSelector``), Services, ReplicationControllers,
 ReplicaSets and StatefulSets (the DefaultSelector of default topology spreading),
 PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes (the volume
-plugins). Every other kind cannot affect a decision yet and is counted by kind in
-``Snapshot.ignored`` (ConfigMaps, Deployments, Events, ...; also PriorityClasses and
-PodDisruptionBudgets until preemption uses them). A kind we use that comes from another
+plugins), PodDisruptionBudgets (preemption's choice of victims, by their
+``status.disruptionsAllowed``). Every other kind cannot affect a decision and is counted by
+kind in ``Snapshot.ignored`` (ConfigMaps, Deployments, Events, ...; also PriorityClasses:
+admission has already written each pod's ``spec.priority`` from its class, and that is what
+the scheduler reads). A kind we use that comes from another
 API group (a Knative ``serving.knative.dev/Service``) is not ours and is counted as
 ``Service.serving.knative.dev``.
 
@@ -42,6 +44,7 @@ from scheduler.model.parse import (
     pod_from_raw,
     service_from_raw,
 )
+from scheduler.model.parse_disruption import pdb_from_raw
 from scheduler.model.parse_volumes import (
     csi_node_from_raw,
     pv_from_raw,
@@ -53,6 +56,7 @@ from scheduler.model.workloads import Controller, ControllerKind, Namespace, Ser
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from scheduler.model.disruption import PodDisruptionBudget
     from scheduler.model.node import Node
     from scheduler.model.pod import Pod
     from scheduler.model.volumes import (
@@ -86,6 +90,7 @@ USED_KINDS = {
     "PersistentVolumeClaim": "",
     "StorageClass": "storage.k8s.io",
     "CSINode": "storage.k8s.io",
+    "PodDisruptionBudget": "policy",
 }
 """Kind → API group of the objects a decision reads today; every other kind is ignored."""
 
@@ -114,6 +119,7 @@ class Snapshot:
     pvcs: list[PersistentVolumeClaim] = field(default_factory=list)
     storage_classes: list[StorageClass] = field(default_factory=list)
     csi_nodes: list[CSINode] = field(default_factory=list)
+    disruption_budgets: list[PodDisruptionBudget] = field(default_factory=list)
     ignored: dict[str, int] = field(default_factory=dict)
     """Objects skipped because they cannot affect a decision, counted by kind."""
 
@@ -243,6 +249,10 @@ class _Builder:
             csi_node = csi_node_from_raw(raw)
             self._once(f"CSINode {csi_node.name}", place)
             snapshot.csi_nodes.append(csi_node)
+        elif kind == "PodDisruptionBudget":
+            budget = pdb_from_raw(raw)
+            self._once(f"PodDisruptionBudget {budget.key}", place)
+            snapshot.disruption_budgets.append(budget)
         elif kind == "Service":
             service = service_from_raw(raw)
             self._once(f"Service {service.namespace}/{service.name}", place)
@@ -270,6 +280,7 @@ class _Builder:
         named |= {service.namespace for service in snapshot.services}
         named |= {controller.namespace for controller in snapshot.controllers}
         named |= {pvc.namespace for pvc in snapshot.pvcs}
+        named |= {budget.namespace for budget in snapshot.disruption_budgets}
         snapshot.namespaces += [
             Namespace(name=name, resource_version="", labels={})
             for name in sorted(named - declared)

@@ -50,17 +50,25 @@ class ClusterEvent(StrEnum):
     ASSIGNED_POD_ADD = "AssignedPodAdd"
     ASSIGNED_POD_DELETE = "AssignedPodDelete"
     """An assigned pod was deleted or finished (Succeeded/Failed): it freed resources."""
+    STORAGE_CHANGE = "StorageChange"
+    """A PersistentVolume, claim, StorageClass or CSINode was added, changed or deleted."""
 
 
 _POD_PLUGINS = frozenset({"InterPodAffinity", "PodTopologySpread"})
+_VOLUME_PLUGINS = frozenset(
+    {"VolumeBinding", "VolumeRestrictions", "VolumeZone", "NodeVolumeLimits"}
+)
 WAKES: dict[ClusterEvent, frozenset[str] | None] = {
     ClusterEvent.NODE_ADD: None,
     ClusterEvent.NODE_UPDATE: None,
     ClusterEvent.ASSIGNED_POD_DELETE: None,
     ClusterEvent.ASSIGNED_POD_ADD: _POD_PLUGINS,
+    ClusterEvent.STORAGE_CHANGE: _VOLUME_PLUGINS,
 }
 """Which rejecting plugins each event may satisfy (None: any), after the EventsToRegister
-of kube's plugins: a newly assigned pod helps only pod (anti-)affinity and spreading."""
+of kube's plugins: a newly assigned pod helps only pod (anti-)affinity and spreading, a
+storage object only the four volume plugins. PodDisruptionBudgets raise no event: kube
+registers none for scheduling (only preemption reads them, when it runs)."""
 
 
 class Pool(StrEnum):

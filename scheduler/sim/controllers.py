@@ -16,6 +16,9 @@ one module each:
 * **Job** (:mod:`scheduler.sim.jobs`).
 * **PersistentVolume binding** (:mod:`scheduler.sim.volumes`): the PV controller's
   binding of a PV to the claim its claimRef names (what the scheduler's PreBind waits for).
+* **Disruption** (:mod:`scheduler.sim.disruption`): the disruption controller's status of
+  every PodDisruptionBudget (``disruptionsAllowed`` and the counts behind it), recomputed
+  after a change to budgets, pods or the workloads whose scale it reads.
 * **Garbage collection** (:mod:`scheduler.sim.ownership`): deleting an owner deletes
   its dependents in background cascade (Deployment -> ReplicaSets -> pods).
 
@@ -37,10 +40,19 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from scheduler.sim import deployments, errors, jobs, replicasets, statefulsets, volumes
+from scheduler.sim import (
+    deployments,
+    disruption,
+    errors,
+    jobs,
+    replicasets,
+    statefulsets,
+    volumes,
+)
 from scheduler.sim.discovery import (
     DEPLOYMENTS,
     JOBS,
+    POD_DISRUPTION_BUDGETS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
     STATEFUL_SETS,
@@ -75,12 +87,17 @@ class Controllers:
         self._dirty: set[tuple[ResourceType, Key]] = set()
         self._gone: list[str] = []  # uids of deleted owners, to collect
         self._volumes_dirty = False
+        self._budgets_dirty = False
         self._scheduled = self._running = False
         store.listeners.append(self._on_change)
 
     # -- change intake (inside the store's commit: no writes here) ---------------------------
 
     def _on_change(self, ch: Change) -> None:
+        budgets = self.store.tables.get(POD_DISRUPTION_BUDGETS.storage_key)
+        if budgets and ch.storage in disruption.STORAGES:
+            self._budgets_dirty = True
+            self._schedule()
         if ch.storage in volumes.STORAGES:
             self._volumes_dirty = True
             self._schedule()
@@ -116,7 +133,11 @@ class Controllers:
     def _run(self) -> None:
         self._scheduled, self._running = False, True
         try:
-            while self._gone or self._dirty or self._volumes_dirty:
+            while self._gone or self._dirty or self._volumes_dirty or self._budgets_dirty:
+                if self._budgets_dirty and not (self._gone or self._dirty):
+                    self._budgets_dirty = False  # after the workloads settle: fewer writes
+                    disruption.sync(self.store)
+                    continue
                 if self._volumes_dirty:
                     self._volumes_dirty = False
                     volumes.sync(self.store)

@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any
 
-from scheduler.sim import decoding, errors, services, volumes
+from scheduler.sim import decoding, disruption, errors, services, volumes
 from scheduler.sim.discovery import (
     DEPLOYMENTS,
     EVENTS,
@@ -26,6 +26,7 @@ from scheduler.sim.discovery import (
     JOBS,
     NAMESPACES,
     NODES,
+    POD_DISRUPTION_BUDGETS,
     PODS,
     PRIORITY_CLASSES,
     REPLICA_SETS,
@@ -138,6 +139,8 @@ def on_create(rt: ResourceType, obj: dict[str, Any]) -> None:
         services.default_and_validate(obj)
     elif rt is JOBS:
         _job(obj)
+    elif rt is POD_DISRUPTION_BUDGETS:
+        disruption.validate(obj, creating=True)
     else:
         volumes.set_defaults(rt, obj)
 
@@ -253,6 +256,8 @@ def on_update(rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> Non
     to it; a workload is checked as on create, and an apps/v1 selector may not change."""
     if rt is SERVICES:
         services.keep_allocated(old, new)
+    elif rt is POD_DISRUPTION_BUDGETS:
+        disruption.validate(new, creating=False)
     elif rt in (DEPLOYMENTS, REPLICA_SETS, STATEFUL_SETS, REPLICATION_CONTROLLERS):
         _workload(rt, new)
         before = (old.get("spec") or {}).get("selector")

@@ -143,6 +143,16 @@ STORAGE_CLASSES = ResourceType(
     "storage.k8s.io", "v1", "storageclasses", "storageclass", "StorageClass", False, ("sc",)
 )
 CSI_NODES = ResourceType("storage.k8s.io", "v1", "csinodes", "csinode", "CSINode", False)
+POD_DISRUPTION_BUDGETS = ResourceType(
+    "policy",
+    "v1",
+    "poddisruptionbudgets",
+    "poddisruptionbudget",
+    "PodDisruptionBudget",
+    True,
+    ("pdb",),
+    ("status",),
+)
 PRIORITY_CLASSES = ResourceType(
     "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, ("pc",)
 )
@@ -165,6 +175,7 @@ RESOURCES: tuple[ResourceType, ...] = (
     PERSISTENT_VOLUME_CLAIMS,
     STORAGE_CLASSES,
     CSI_NODES,
+    POD_DISRUPTION_BUDGETS,
 )
 WORKLOADS: tuple[ResourceType, ...] = (
     DEPLOYMENTS,
@@ -184,6 +195,7 @@ GROUP_VERSIONS: dict[str, tuple[str, ...]] = {
     "batch": ("v1",),
     "coordination.k8s.io": ("v1",),
     "events.k8s.io": ("v1",),
+    "policy": ("v1",),
     "scheduling.k8s.io": ("v1",),
     "storage.k8s.io": ("v1",),
 }

@@ -6,7 +6,8 @@ v=v1;g=meta.k8s.io``). Without this kubectl falls back to NAME and AGE only; wit
 follow kube's ``pkg/printers/internalversion`` for pods and nodes (wide columns have
 priority 1); namespaces add Status, Deployments Ready/Up-to-date/Available, Jobs
 Status/Completions/Duration, Services Type/Cluster-IP/External-IP/Port(s),
-ReplicaSets and ReplicationControllers Desired/Current/Ready, StatefulSets Ready; other
+ReplicaSets and ReplicationControllers Desired/Current/Ready, StatefulSets Ready,
+PodDisruptionBudgets Min Available/Max Unavailable/Allowed Disruptions; other
 kinds get Name and Age. Cells are computed at request time (Age).
 """
 
@@ -21,6 +22,7 @@ from scheduler.sim.discovery import (
     JOBS,
     NAMESPACES,
     NODES,
+    POD_DISRUPTION_BUDGETS,
     PODS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
@@ -107,6 +109,13 @@ _STATEFUL_SET_COLUMNS = [
     _col("Age"),
     _col("Containers", priority=1),
     _col("Images", priority=1),
+]
+_PDB_COLUMNS = [
+    _col("Name", fmt="name"),
+    _col("Min Available"),
+    _col("Max Unavailable"),
+    _col("Allowed Disruptions", "integer"),
+    _col("Age"),
 ]
 _DEFAULT_COLUMNS = [_col("Name", fmt="name"), _col("Age")]
 
@@ -280,6 +289,17 @@ def _stateful_set_cells(obj: dict[str, Any]) -> list[Any]:
     ]
 
 
+def _pdb_cells(obj: dict[str, Any]) -> list[Any]:
+    meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+    shown = [spec.get(f) for f in ("minAvailable", "maxUnavailable")]
+    return [
+        meta["name"],
+        *("N/A" if v is None else str(v) for v in shown),
+        status.get("disruptionsAllowed", 0),
+        age(meta.get("creationTimestamp")),
+    ]
+
+
 def _row(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     if rt is PODS:
         cells = _pod_cells(obj)
@@ -299,6 +319,8 @@ def _row(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
         cells = _replica_cells(rt, obj)
     elif rt is STATEFUL_SETS:
         cells = _stateful_set_cells(obj)
+    elif rt is POD_DISRUPTION_BUDGETS:
+        cells = _pdb_cells(obj)
     else:
         cells = [obj["metadata"]["name"], age(obj["metadata"].get("creationTimestamp"))]
     partial = {
@@ -321,6 +343,7 @@ def table(rt: ResourceType, objs: list[dict[str, Any]], rv: str) -> dict[str, An
         REPLICA_SETS: _REPLICA_COLUMNS,
         REPLICATION_CONTROLLERS: _REPLICA_COLUMNS,
         STATEFUL_SETS: _STATEFUL_SET_COLUMNS,
+        POD_DISRUPTION_BUDGETS: _PDB_COLUMNS,
     }.get(rt, _DEFAULT_COLUMNS)
     return {
         "kind": "Table",

@@ -1,6 +1,8 @@
 """Preemption against the real kube-apiserver, as our ServiceAccount under our RBAC: low-priority
 pods fill two nodes of the test's own, a high-priority pod evicts exactly one of them and is
-bound to the node it was nominated to; a low pod created right after it stays pending."""
+bound to the node it was nominated to; a low pod created right after it stays pending. A
+PodDisruptionBudget (watched, its status written by kube-controller-manager) over one node's
+pods sends the preemption to the other node."""
 
 from __future__ import annotations
 
@@ -63,7 +65,7 @@ def _pod(name: str, namespace: str, priority_class: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": name, "namespace": namespace, "labels": {"name": name}},
         "spec": {
             "schedulerName": SCHEDULER,
             "priorityClassName": priority_class,
@@ -137,3 +139,60 @@ def test_high_priority_pod_preempts_one_victim_and_binds_there(
         in e.message
         for e in failed
     ), [e.message for e in failed]
+
+
+def test_a_disruption_budget_sends_the_preemption_elsewhere(
+    admin_api: kubernetes.client.ApiClient,
+    core: kubernetes.client.CoreV1Api,
+    scheduler: SchedulerProc,
+    fenced: str,
+    classes: tuple[str, str],
+) -> None:
+    """The two pods of one node are under a budget that allows no disruption (no kubelet
+    makes them Ready): the high pod's victim is on the other node."""
+    namespace = fenced
+    low, high = classes
+    for i in range(4):
+        core.create_namespaced_pod(namespace, _pod(f"low-{i}", namespace, low))
+
+    def filled() -> bool:
+        pods = _pods(core, namespace)
+        return len(pods) == 4 and all(p.spec.node_name for p in pods.values())
+
+    assert wait_for(filled, 30), scheduler.stderr()[-3000:]
+    placed = {name: p.spec.node_name for name, p in _pods(core, namespace).items()}
+    guarded_node = placed["low-0"]
+    guarded = sorted(name for name, node in placed.items() if node == guarded_node)
+    policy = kubernetes.client.PolicyV1Api(admin_api)
+    policy.create_namespaced_pod_disruption_budget(
+        namespace,
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "guard"},
+            "spec": {
+                "minAvailable": len(guarded),
+                "selector": {
+                    "matchExpressions": [{"key": "name", "operator": "In", "values": guarded}]
+                },
+            },
+        },
+    )
+
+    def counted() -> bool:
+        status = policy.read_namespaced_pod_disruption_budget("guard", namespace).status
+        return status is not None and status.expected_pods == len(guarded)
+
+    assert wait_for(counted, 30), "the disruption controller wrote no status"
+    core.create_namespaced_pod(namespace, _pod("high", namespace, high))
+
+    def high_bound() -> str | None:
+        pod = _pods(core, namespace).get("high")
+        return pod.spec.node_name if pod is not None else None
+
+    node = wait_for(high_bound, 60)
+    assert node, scheduler.stderr()[-3000:]
+    assert node != guarded_node
+    gone = sorted(set(placed) - set(_pods(core, namespace)))
+    assert len(gone) == 1, gone
+    assert placed[gone[0]] == node

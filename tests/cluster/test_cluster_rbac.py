@@ -34,6 +34,7 @@ ALLOWED = [
             "replicationcontrollers",
             "replicasets",
             "statefulsets",
+            "poddisruptionbudgets",
         )
         for verb in ("list", "watch")
     ),
@@ -58,8 +59,14 @@ DENIED = [
     ("get", "services", "", "default", None),  # watched, never read one by one
     ("update", "replicasets", "", "default", None),
     ("patch", "namespaces", "", None, None),
+    ("update", "poddisruptionbudgets", "", "default", None),  # read only
 ]
-GROUPS = {"leases": "coordination.k8s.io", "replicasets": "apps", "statefulsets": "apps"}
+GROUPS = {
+    "leases": "coordination.k8s.io",
+    "replicasets": "apps",
+    "statefulsets": "apps",
+    "poddisruptionbudgets": "policy",
+}
 Access = tuple[str, str, str, "str | None", "str | None"]
 
 

@@ -41,6 +41,7 @@ CALLS: list[tuple[str, str, str, bool]] = [
     ("controller/kinds.py", "GET", "/api/v1/persistentvolumes", True),
     ("controller/kinds.py", "GET", "/api/v1/persistentvolumeclaims", True),
     ("controller/kinds.py", "GET", "/apis/storage.k8s.io/v1/csinodes", True),
+    ("controller/kinds.py", "GET", "/apis/policy/v1/poddisruptionbudgets", True),
     ("controller/kinds.py", "GET", "/api/v1/pods", True),
     # bind
     ("binder.py", "POST", "/api/v1/namespaces/{}/pods/{}/binding", True),
@@ -71,6 +72,7 @@ KOPF_WATCHES = {
     ("", "persistentvolumes"),
     ("", "persistentvolumeclaims"),
     ("storage.k8s.io", "csinodes"),
+    ("policy", "poddisruptionbudgets"),
     ("", "pods"),
 }
 """(group, plural) of the controller's kopf.on.event handlers: list + watch each."""

@@ -51,7 +51,7 @@ def _sync(api: ApiClient, scheduler: Scheduler, metrics: Metrics | None = None) 
 
 async def _create_workloads(api: ApiClient) -> None:
     """A labelled namespace, and in it a Service, an RC, a ReplicaSet, a StatefulSet; one
-    object of each storage kind."""
+    object of each storage kind; a PodDisruptionBudget."""
     await api.request(
         "POST", "/api/v1/namespaces", body={"metadata": {"name": "team", "labels": {"env": "a"}}}
     )
@@ -86,6 +86,10 @@ async def _create_workloads(api: ApiClient) -> None:
         ("/api/v1/persistentvolumes", {"spec": {"capacity": {"storage": "1Gi"}}}),
         (f"{ns}/persistentvolumeclaims", {"spec": {"accessModes": ["ReadWriteOnce"]}}),
         (f"{storage}/csinodes", {"spec": {"drivers": []}}),
+        (
+            "/apis/policy/v1/namespaces/team/poddisruptionbudgets",
+            {"spec": {"minAvailable": 1, "selector": selector}},
+        ),
     ]
     for path, body in bodies:
         await api.request("POST", path, body={"metadata": {"name": "web"}, **body})
@@ -131,6 +135,7 @@ async def test_the_initial_list_covers_every_kind_nodes_first_pods_last(
     for kind in ControllerKind:
         assert workloads.controller(kind, "team", "web") is not None, kind
     assert scheduler.cluster.snapshot.namespace_labels("team")["env"] == "a"
+    assert scheduler.cluster.disruption_budgets.keys() == {"team/web"}
 
 
 async def test_replace_drops_workloads_deleted_during_a_gap(sim: SimServer, api: ApiClient) -> None:

@@ -4,7 +4,8 @@ kube-scheduler's informers cover, besides pods and nodes, the Namespaces that
 InterPodAffinity's ``namespaceSelector`` matches, the Services, ReplicationControllers,
 ReplicaSets and StatefulSets from which PodTopologySpread builds the selector of its default
 constraints (``helper.DefaultSelector``), and the StorageClasses, PersistentVolumes,
-PersistentVolumeClaims and CSINodes the four volume plugins read. Each :class:`Kind`
+PersistentVolumeClaims and CSINodes the four volume plugins read, and the
+PodDisruptionBudgets DefaultPreemption weighs victims against. Each :class:`Kind`
 names its collection path (our LISTs), its kopf resource (``on.event``), the key it is
 cached under and its labels in logs and metrics; ``sync``, ``relist`` and ``operator``
 iterate over it instead of naming kinds.
@@ -40,6 +41,7 @@ class Kind(StrEnum):
     PERSISTENT_VOLUMES = "persistentvolumes"
     PERSISTENT_VOLUME_CLAIMS = "persistentvolumeclaims"
     CSI_NODES = "csinodes"
+    POD_DISRUPTION_BUDGETS = "poddisruptionbudgets"
     PODS = "pods"
 
     @property
@@ -54,8 +56,8 @@ class Kind(StrEnum):
 
     @property
     def api_version(self) -> str:
-        """``v1``, ``apps/v1`` or ``storage.k8s.io/v1``: what kopf's ``on.event`` takes before
-        the plural."""
+        """``v1``, ``apps/v1``, ``storage.k8s.io/v1`` or ``policy/v1``: what kopf's
+        ``on.event`` takes before the plural."""
         return _SPECS[self].api_version
 
     @property
@@ -96,6 +98,9 @@ _SPECS = {
     ),
     Kind.CSI_NODES: _Spec(
         "CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes", _NAME
+    ),
+    Kind.POD_DISRUPTION_BUDGETS: _Spec(
+        "PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets", _NAMESPACED
     ),
     Kind.PODS: _Spec("Pod", "v1", "/api/v1/pods", _UID),
 }

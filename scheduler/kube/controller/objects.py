@@ -1,7 +1,7 @@
 """Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, StorageClass,
-PersistentVolume, PersistentVolumeClaim and CSINode events → cache.
+PersistentVolume, PersistentVolumeClaim, CSINode and PodDisruptionBudget events → cache.
 
-One applier, :class:`ObjectEvents`, serves the nine kinds; a :class:`Target` per kind says
+One applier, :class:`ObjectEvents`, serves the ten kinds; a :class:`Target` per kind says
 how its record is parsed and where it goes:
 
 * Namespaces → ``ClusterState.set_namespace``/``remove_namespace`` (InterPodAffinity's
@@ -13,8 +13,12 @@ how its record is parsed and where it goes:
   namespace (``Scheduler.resign``): whether default spreading applies to a pod, and so
   whether it can be batched, depends on them. kube wakes no pod for these either.
 * StorageClasses, PVs, PVCs and CSINodes → ``ClusterState.volumes`` (the volume plugins).
-  Each change wakes the unschedulable pods (kube's volume plugins register these events),
-  and a watched PV or claim replaces the version VolumeBinding's Reserve assumed.
+  Each change raises ``ClusterEvent.STORAGE_CHANGE``, which wakes the unschedulable pods the
+  volume plugins rejected (kube's volume plugins register these events), and a watched PV
+  or claim replaces the version VolumeBinding's Reserve assumed.
+* PodDisruptionBudgets → ``ClusterState.disruption_budgets`` (DefaultPreemption's victim
+  choice reads ``status.disruptionsAllowed``, so a status change is a change here). They wake
+  no pod and re-sign none: kube registers no scheduling event for them.
 
 Like ``nodes``: an object listed again at a resourceVersion already applied is skipped
 unparsed, and an update that changes nothing we read (a ReplicaSet's status, written on
@@ -37,8 +41,10 @@ from typing import TYPE_CHECKING
 
 from scheduler import logs
 from scheduler.kube.controller.kinds import Kind, key_of, resource_version
+from scheduler.model.disruption import PodDisruptionBudget
 from scheduler.model.errors import ModelError
 from scheduler.model.parse import controller_from_raw, namespace_from_raw, service_from_raw
+from scheduler.model.parse_disruption import pdb_from_raw
 from scheduler.model.parse_volumes import (
     csi_node_from_raw,
     pv_from_raw,
@@ -57,9 +63,8 @@ if TYPE_CHECKING:
 
 log = logs.get_logger(__name__)
 
-STORAGE_EVENT = ClusterEvent.NODE_UPDATE
-"""The event a storage change raises: the queue has no storage event yet, and a node update
-wakes every unschedulable pod, which includes those the volume plugins rejected."""
+STORAGE_EVENT = ClusterEvent.STORAGE_CHANGE
+"""The event a storage change raises: it wakes the pods a volume plugin rejected."""
 
 DELETED = "DELETED"
 
@@ -71,6 +76,7 @@ Record = (
     | PersistentVolume
     | PersistentVolumeClaim
     | CSINode
+    | PodDisruptionBudget
 )
 
 
@@ -153,6 +159,16 @@ def _volume_kind(parse: Callable[[Mapping[str, object]], Record]) -> Target:
     return Target(parse, _put_volume_object, _drop_volume_object, resign=False, wakes=True)
 
 
+def _put_budget(scheduler: Scheduler, record: Record) -> None:
+    assert isinstance(record, PodDisruptionBudget)
+    scheduler.cluster.disruption_budgets.add(record)
+
+
+def _drop_budget(scheduler: Scheduler, record: Record) -> None:
+    assert isinstance(record, PodDisruptionBudget)
+    scheduler.cluster.disruption_budgets.remove(record.namespace, record.name)
+
+
 TARGETS: dict[Kind, Target] = {
     Kind.NAMESPACES: Target(namespace_from_raw, _put_namespace, _drop_namespace, resign=False),
     Kind.SERVICES: Target(service_from_raw, _put_service, _drop_service, resign=True),
@@ -163,6 +179,7 @@ TARGETS: dict[Kind, Target] = {
     Kind.PERSISTENT_VOLUMES: _volume_kind(pv_from_raw),
     Kind.PERSISTENT_VOLUME_CLAIMS: _volume_kind(pvc_from_raw),
     Kind.CSI_NODES: _volume_kind(csi_node_from_raw),
+    Kind.POD_DISRUPTION_BUDGETS: Target(pdb_from_raw, _put_budget, _drop_budget, resign=False),
 }
 """The kinds :class:`ObjectEvents` serves (pods and nodes have appliers of their own)."""
 
@@ -241,8 +258,9 @@ class ObjectEvents:
             )
 
     def _wake(self) -> None:
-        """A storage object changed: unschedulable pods may fit now (kube's VolumeBinding,
-        VolumeZone, VolumeRestrictions and NodeVolumeLimits register these events)."""
+        """A storage object changed: pods a volume plugin rejected may fit now (kube's
+        VolumeBinding, VolumeZone, VolumeRestrictions and NodeVolumeLimits register these
+        events)."""
         queue = self.scheduler.queue
         if queue.pending()[Pool.UNSCHEDULABLE]:
             queue.on_cluster_event(STORAGE_EVENT)

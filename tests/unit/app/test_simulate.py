@@ -56,10 +56,18 @@ def test_json_report_places_and_explains(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["placements"] == [
-        {"pod": "default/high", "node": "big", "reason": None},
+        {
+            "pod": "default/high",
+            "node": "big",
+            "reason": None,
+            "nominated_node": None,
+            "victims": [],
+        },
         {
             "pod": "default/low",
             "node": None,
+            "nominated_node": None,
+            "victims": [],
             # kube's message, with DefaultPreemption's: "big" only holds pods of no lower
             # priority; "small" (1 cpu) and the tainted node cannot be helped by evicting.
             "reason": "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
@@ -257,7 +265,9 @@ def test_kubectl_list_is_placed_and_ignored_kinds_counted(tmp_path: Path) -> Non
     result = _run(str(path), "--output", "json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert report["placements"] == [{"pod": "default/p", "node": "n", "reason": None}]
+    assert report["placements"] == [
+        {"pod": "default/p", "node": "n", "reason": None, "nominated_node": None, "victims": []}
+    ]
     assert report["summary"]["ignored"] == {"ConfigMap": 2, "Deployment": 1}
     table = _run(str(path))
     assert table.returncode == 0, table.stderr

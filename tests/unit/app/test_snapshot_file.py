@@ -140,10 +140,11 @@ def test_typed_list_items_may_leave_out_their_kind() -> None:
 
 
 def test_future_kinds_and_other_groups_are_ignored_by_name() -> None:
-    """Kinds not used yet are counted; a same-named kind of another group is not ours."""
+    """Kinds not used are counted (PriorityClasses: admission already wrote spec.priority);
+    a same-named kind of another group is not ours."""
     docs: list[object] = [
         _other("PriorityClass", api_version="scheduling.k8s.io/v1"),
-        _other("PodDisruptionBudget", api_version="policy/v1"),
+        _other("PodDisruptionBudget", api_version="example.com/v1"),
         _other("Event"),
         _other("Event", api_version="events.k8s.io/v1"),
         {**_service("ksvc", "not a selector"), "apiVersion": "serving.knative.dev/v1"},
@@ -152,7 +153,7 @@ def test_future_kinds_and_other_groups_are_ignored_by_name() -> None:
     assert snapshot.services == []
     assert snapshot.ignored == {
         "PriorityClass": 1,
-        "PodDisruptionBudget": 1,
+        "PodDisruptionBudget.example.com": 1,
         "Event": 2,
         "Service.serving.knative.dev": 1,
     }
