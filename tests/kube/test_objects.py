@@ -99,8 +99,9 @@ def test_a_service_is_cached_and_its_namespace_resigned() -> None:
     assert events.held() == {}
 
 
-def test_an_update_that_changes_nothing_read_is_not_applied_again() -> None:
-    """A ReplicaSet's status moves on every replica change: no re-sign, version kept."""
+def test_an_update_that_changes_nothing_read_refreshes_only_the_version() -> None:
+    """A ReplicaSet's status moves on every replica change: no re-sign; the cached record
+    takes the newest resourceVersion (writes that carry it must not meet 409)."""
     events, scheduler, resigns = _events(Kind.REPLICA_SETS)
     events.apply("ADDED", controller(Kind.REPLICA_SETS, "web-5d8", "20", "web"))
     for version, ready in (("21", 1), ("22", 2), ("23", 3)):
@@ -110,7 +111,7 @@ def test_an_update_that_changes_nothing_read_is_not_applied_again() -> None:
     assert events.version("team/web-5d8") == "23"  # the Replace compares the newest
     cached = scheduler.cluster.workloads.controller(ControllerKind.REPLICA_SET, "team", "web-5d8")
     assert cached is not None
-    assert cached.resource_version == "20"  # the cache was left alone
+    assert cached.resource_version == "23"
 
 
 def test_a_relisted_object_at_an_applied_version_is_skipped_unparsed() -> None:
@@ -236,3 +237,28 @@ def test_a_controller_arriving_after_its_pod_makes_the_queued_pod_unsignable() -
     events.apply("DELETED", controller(Kind.REPLICA_SETS, "web-5d8", "2", "web"))
     assert info.signature is not None
     assert scheduler.default_spreading_unsignable() == 0
+
+
+def test_a_claim_updated_in_metadata_only_keeps_the_newest_version_and_wakes_nothing() -> None:
+    """A PVC whose annotations change (nothing we read): the cache holds the new
+    resourceVersion, which PreBind's patch carries; no unschedulable pod is woken."""
+    events, scheduler, _ = _events(Kind.PERSISTENT_VOLUME_CLAIMS)
+    wakes: list[None] = []
+    events._wake = lambda: wakes.append(None)  # type: ignore[method-assign]
+
+    def claim(version: str, volume: str = "", **annotations: str) -> Raw:
+        meta = {**_meta("data", version), "annotations": annotations}
+        spec: Raw = {"accessModes": ["ReadWriteOnce"]}
+        spec["resources"] = {"requests": {"storage": "1Gi"}}
+        if volume:
+            spec["volumeName"] = volume
+        return {"metadata": meta, "spec": spec, "status": {"phase": "Pending"}}
+
+    events.apply("ADDED", claim("5"))
+    events.apply("MODIFIED", claim("6", note="touched"))
+    cached = scheduler.cluster.volumes.pvc("team", "data")
+    assert cached is not None
+    assert cached.resource_version == "6"
+    assert len(wakes) == 1  # the add only
+    events.apply("MODIFIED", claim("7", volume="pv-1", note="touched"))
+    assert len(wakes) == 2

@@ -22,8 +22,9 @@ how its record is parsed and where it goes:
 
 Like ``nodes``: an object listed again at a resourceVersion already applied is skipped
 unparsed, and an update that changes nothing we read (a ReplicaSet's status, written on
-every replica change; a Service's endpoints-related fields) is kept without touching the
-cache, compared as records without their resourceVersion. An object that cannot be parsed
+every replica change; a Service's endpoints-related fields) only refreshes the cached
+record's resourceVersion (PreBind's patches carry it): compared as records without their
+resourceVersion, it re-signs and wakes nothing. An object that cannot be parsed
 is skipped with one warning per problem naming the object and field, counted in
 ``batch_scheduler_bad_objects_total{kind}``, and the copy we held leaves the cache: a
 selector we cannot read may be the one that should spread the pods.
@@ -220,10 +221,12 @@ class ObjectEvents:
             return
         self._bad.pop(key, None)
         self.records[key] = record
-        if held is not None and _unversioned(held) == _unversioned(record):
-            return  # status or metadata only: nothing we read changed
+        # The cache always gets the new version: PreBind's patches carry it (a stale one
+        # would meet 409 on every retry). Re-signing and waking only follow a change of
+        # what we read; a status- or metadata-only update is most of a ReplicaSet's events.
         self.target.put(self.scheduler, record)
-        self._changed(record)
+        if held is None or _unversioned(held) != _unversioned(record):
+            self._changed(record)
 
     def remove(self, key: str) -> None:
         """The object is gone from the API (or unreadable): drop it from the cache."""
