@@ -9,8 +9,10 @@ starts from the smallest set one of the selector's ``In``/``Exists`` requirement
 (the whole namespace when it has none), then checks the full selector on that set only.
 
 Kept by ``NodeInfo.add_pod``/``remove_pod``, the one place every change of a node's pods
-goes through: the watch's add/update/remove, assume and forget, and the pods that
-preemption and nominated-pod filtering place for the duration of one call. O(labels) per
+goes through: the watch's add/update/remove, assume and forget. (Preemption and
+nominated-pod filtering work on detached NodeInfo copies, outside any index.) When a second
+NodeInfo adds a uid another one holds, the older entry is kept aside and comes back when
+the newer one is removed, so no pod drops out of the index. O(labels) per
 pod. Pods of ghost NodeInfos (node deleted, pods not yet) stay indexed; an entry carries its
 NodeInfo, whose ``node`` is None then, and readers skip it as a node scan would.
 
@@ -40,10 +42,13 @@ _KEYED = (Operator.EXISTS, Operator.GT, Operator.LT)
 
 
 class _Namespace:
-    __slots__ = ("by_label", "pods")
+    __slots__ = ("by_label", "pods", "shadowed")
 
     def __init__(self) -> None:
         self.pods: dict[Uid, Entry] = {}
+        self.shadowed: dict[Uid, list[Entry]] = {}
+        """Entries taken over by another NodeInfo's add of the same uid (oldest first):
+        when the newer holder removes the pod, the older entry is indexed again."""
         self.by_label: dict[str, dict[str, dict[Uid, Entry]]] = {}
         """Label key → label value → the pods carrying that label."""
 
@@ -62,12 +67,20 @@ class PodIndex:
     # -- write side (NodeInfo only) -----------------------------------------------------------
 
     def add(self, pod: Pod, info: NodeInfo) -> None:
-        """Index ``pod`` as accounted by ``info`` (replacing an entry with the same uid)."""
+        """Index ``pod`` as accounted by ``info`` (replacing an entry with the same uid; an
+        entry of another NodeInfo is kept aside until this one is removed)."""
         ns = self._namespaces.get(pod.namespace)
         if ns is None:
             ns = self._namespaces[pod.namespace] = _Namespace()
-        elif pod.uid in ns.pods:
-            self._unlabel(ns, ns.pods[pod.uid][0])
+        else:
+            held = ns.pods.get(pod.uid)
+            if held is not None:
+                self._unlabel(ns, held[0])
+                if held[1] is not info:
+                    ns.shadowed.setdefault(pod.uid, []).append(held)
+        self._index(ns, pod, info)
+
+    def _index(self, ns: _Namespace, pod: Pod, info: NodeInfo) -> None:
         entry = (pod, info)
         ns.pods[pod.uid] = entry
         by_label = ns.by_label
@@ -82,16 +95,31 @@ class PodIndex:
                 holders[pod.uid] = entry
 
     def remove(self, pod: Pod, info: NodeInfo) -> None:
-        """Drop ``pod`` if ``info`` is what accounts it (else another NodeInfo took it over)."""
+        """Drop ``info``'s entry for ``pod``: the indexed one (an entry it took over comes
+        back), or one kept aside because another NodeInfo took the uid over since."""
         ns = self._namespaces.get(pod.namespace)
         if ns is None:
             return
-        entry = ns.pods.get(pod.uid)
-        if entry is None or entry[1] is not info:
+        uid = pod.uid
+        entry = ns.pods.get(uid)
+        if entry is None:
             return
-        del ns.pods[pod.uid]
+        if entry[1] is not info:
+            aside = ns.shadowed.get(uid)
+            if aside:
+                aside[:] = [held for held in aside if held[1] is not info]
+                if not aside:
+                    del ns.shadowed[uid]
+            return
+        del ns.pods[uid]
         self._unlabel(ns, entry[0])
-        if not ns.pods:
+        aside = ns.shadowed.get(uid)
+        if aside:
+            previous = aside.pop()
+            if not aside:
+                del ns.shadowed[uid]
+            self._index(ns, *previous)
+        elif not ns.pods:
             del self._namespaces[pod.namespace]
 
     @staticmethod

@@ -10,6 +10,12 @@ Contracts:
 - ``filter`` returns SUCCESS or a rejecting Status whose reasons are kube-scheduler's
   strings (they are counted verbatim into the FailedScheduling message). It must not
   mutate ``node_info`` or the CycleState values written in PreFilter.
+- ``add_pod``/``remove_pod`` (PreFilterExtensions, kube's AddPod/RemovePod) update this
+  cycle's PreFilter state for one pod placed on / taken off ``node_info``, so that a dry
+  run (preemption, nominated pods) never re-runs PreFilter. They replace the state value
+  with a new one (copy-on-write) and never mutate it: a cloned CycleState shares values
+  with its original. Only plugins whose PreFilter state depends on other pods need them;
+  they are not called for a plugin whose PreFilter returned Skip.
 - ``pre_score`` may return Skip (no Score for this plugin this cycle).
 - ``score`` returns a raw integer score for one node; errors belong in ``pre_score``.
 - ``normalize_score`` rewrites ``scores`` (aligned with ``nodes``) in place into
@@ -29,10 +35,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    import random
+
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.snapshot import Snapshot
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.diagnosis import FitError
+    from scheduler.framework.profile import PreFilterResult
     from scheduler.framework.status import Status
     from scheduler.model.pod import Pod
 
@@ -69,10 +78,33 @@ class Handle(Protocol):
     @property
     def nominator(self) -> NominatedPods | None: ...
 
-    def refilter(self, pod: Pod, node_info: NodeInfo) -> Status:
-        """PreFilter afresh against the snapshot as it is now, then every Filter (with the
-        nominated pods' two passes) on ``node_info``: whether ``pod`` fits there after the
-        caller changed the node's pods."""
+    @property
+    def rng(self) -> random.Random:
+        """The profile's tie-break source; plugins derive their own from it, never draw."""
+        ...
+
+    def run_pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult, Status]:
+        """Every PreFilter plugin into ``state`` (once per cycle or dry run)."""
+        ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, to_add: Pod, node_info: NodeInfo
+    ) -> Status:
+        """Every PreFilterExtensions.add_pod (plugins not skipped): ``to_add`` is now on
+        ``node_info`` (kube's RunPreFilterExtensionAddPod)."""
+        ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, to_remove: Pod, node_info: NodeInfo
+    ) -> Status:
+        """Every PreFilterExtensions.remove_pod (plugins not skipped): ``to_remove`` is no
+        longer on ``node_info`` (kube's RunPreFilterExtensionRemovePod)."""
+        ...
+
+    def run_filters_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status:
+        """Every Filter on ``node_info``, with the nominated pods' two passes."""
         ...
 
 
@@ -87,6 +119,21 @@ class PreFilterPlugin(Plugin, Protocol):
     def pre_filter(
         self, state: CycleState, pod: Pod, snapshot: Snapshot
     ) -> tuple[frozenset[str] | None, Status]: ...
+
+
+@runtime_checkable
+class PreFilterExtensions(Plugin, Protocol):
+    """kube's PreFilterExtensions: keep PreFilter state current as pods come and go."""
+
+    def add_pod(self, state: CycleState, pod: Pod, to_add: Pod, node_info: NodeInfo) -> Status:
+        """``to_add`` was placed on ``node_info``: update ``pod``'s PreFilter state."""
+        ...
+
+    def remove_pod(
+        self, state: CycleState, pod: Pod, to_remove: Pod, node_info: NodeInfo
+    ) -> Status:
+        """``to_remove`` was taken off ``node_info``: update ``pod``'s PreFilter state."""
+        ...
 
 
 @runtime_checkable

@@ -11,14 +11,15 @@ would let it fit:
    node the minimal victim set (:func:`select_victims_on_node`);
 3. the best candidate (:func:`pick_one_node`), by kube's ordered criteria.
 
-The dry run edits the live NodeInfo (takes the victims off and puts them back, PreFilter
-re-run each time so pod affinity and spreading see the change, as kube's RemovePod/AddPod
-extensions make them) and restores it before returning: it runs inside the await-free
-cycle, so nothing else ever sees the edit. kube clones the NodeInfo instead; our snapshot
-is live (cache/snapshot.py) and plugins read it beyond the one node.
+PreFilter runs once per dry run. Per node the dry run works on a detached copy of the
+NodeInfo and a clone of that state, and tells the PreFilter extensions (kube's
+RemovePod/AddPod) about each victim taken off or put back, so pod affinity and spreading
+see the change without recounting the cluster (kube's SelectVictimsOnNode). The live
+NodeInfo, the pod index and the dry run's state are never edited.
 
 Neighbours: ``plugins.default_preemption`` (the PostFilter plugin that drives this),
-``framework.profile`` (the Handle whose ``refilter`` answers "does it fit now?").
+``framework.profile`` (the Handle: PreFilter, its extensions, Filter with nominated pods),
+``framework.nominated`` (the detached node copy).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scheduler.framework import status as st
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.nominated import detached_copy
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -123,6 +126,7 @@ def split_by_budget(
 
 def select_victims_on_node(
     handle: Handle,
+    state: CycleState,
     pod: Pod,
     info: NodeInfo,
     budgets: Sequence[PodDisruptionBudget],
@@ -132,8 +136,9 @@ def select_victims_on_node(
     not fit, this node cannot help. Otherwise put them back one by one, most important
     first, budget-violating ones first, keeping each that still lets the pod fit.
 
-    Returns (victims most important first, budget violations among them, status). The
-    node is restored before returning, whatever happens.
+    ``state`` holds the pod's PreFilter results; it and ``info`` are left unchanged (the
+    work happens on a clone and a detached copy). Returns (victims most important first,
+    budget violations among them, status).
     """
     lower = sorted(
         (other for other in info.pods.values() if other.priority < pod.priority),
@@ -141,39 +146,37 @@ def select_victims_on_node(
     )
     if not lower:
         return [], 0, st.unresolvable(NO_VICTIMS)
-    off: dict[str, Pod] = {}
-    try:
-        for victim in lower:
-            _take_off(handle, info, victim)
-            off[victim.uid] = victim
-        status = handle.refilter(pod, info)
+    node = detached_copy(info)
+    state = state.clone()
+    for victim in lower:
+        node.remove_pod(victim.uid)
+        status = handle.run_pre_filter_extension_remove_pod(state, pod, victim, node)
         if not status.is_success:
             return [], 0, status
-        violating, keeping = split_by_budget(lower, budgets)
-        victims: list[Pod] = []
-        violations = 0
-
-        def reprieve(victim: Pod) -> bool:
-            _put_back(handle, info, victim)
-            del off[victim.uid]
-            if handle.refilter(pod, info).is_success:
-                return True
-            _take_off(handle, info, victim)
-            off[victim.uid] = victim
-            victims.append(victim)
-            return False
-
-        for victim in violating:
-            if not reprieve(victim):
-                violations += 1
-        for victim in keeping:
-            reprieve(victim)
-        if violating and keeping:
-            victims.sort(key=importance)
-        return victims, violations, st.SUCCESS
-    finally:
-        for victim in off.values():
-            _put_back(handle, info, victim)
+    status = handle.run_filters_with_nominated_pods(state, pod, node)
+    if not status.is_success:
+        return [], 0, status
+    violating, keeping = split_by_budget(lower, budgets)
+    victims: list[Pod] = []
+    violations = 0
+    ordered = [(victim, True) for victim in violating] + [(victim, False) for victim in keeping]
+    for victim, breaks_budget in ordered:
+        node.add_pod(victim)
+        status = handle.run_pre_filter_extension_add_pod(state, pod, victim, node)
+        if not status.is_success:
+            return [], 0, status
+        if handle.run_filters_with_nominated_pods(state, pod, node).is_success:
+            continue  # reprieved: it stays
+        node.remove_pod(victim.uid)
+        status = handle.run_pre_filter_extension_remove_pod(state, pod, victim, node)
+        if not status.is_success:
+            return [], 0, status
+        victims.append(victim)
+        if breaks_budget:
+            violations += 1
+    if violating and keeping:
+        victims.sort(key=importance)
+    return victims, violations, st.SUCCESS
 
 
 def dry_run(
@@ -188,14 +191,26 @@ def dry_run(
     """Victims on each potential node from ``offset`` on (wrapping), until at least one
     candidate violating no budget is found and ``num_candidates`` in all (kube's
     DryRunPreemption, run in order rather than in parallel). Returns the candidates
-    (non-violating first) and the statuses of the nodes that are no candidate."""
+    (non-violating first) and the statuses of the nodes that are no candidate.
+
+    PreFilter runs once, here, against the cluster as it is; each node's dry run starts
+    from a clone of that state."""
     keeping: list[Candidate] = []
     violating: list[Candidate] = []
     statuses: dict[str, st.Status] = {}
+    state = CycleState()
+    allowed, status = handle.run_pre_filter(state, pod)
+    if not status.is_success:
+        return [], {info.name: status for info in nodes}
+    names = allowed.node_names
     count = len(nodes)
     for step in range(count):
         info = nodes[(offset + step) % count]
-        victims, violations, status = select_victims_on_node(handle, pod, info, budgets)
+        if names is not None and info.name not in names:
+            plugins = " ".join(sorted(allowed.plugins))
+            statuses[info.name] = st.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
+            continue
+        victims, violations, status = select_victims_on_node(handle, state, pod, info, budgets)
         if status.is_success and victims:
             candidate = Candidate(info.name, tuple(victims), violations)
             (violating if violations else keeping).append(candidate)
@@ -235,15 +250,3 @@ def _earliest_top_start(candidate: Candidate) -> float:
     GetEarliestPodStartTime); bigger is better."""
     top = candidate.victims[0].priority
     return min(start_time(v) for v in candidate.victims if v.priority == top)
-
-
-def _take_off(handle: Handle, info: NodeInfo, pod: Pod) -> None:
-    info.remove_pod(pod.uid)
-    if pod.has_pod_affinity or pod.has_pod_anti_affinity:
-        handle.snapshot.track_affinity(info)
-
-
-def _put_back(handle: Handle, info: NodeInfo, pod: Pod) -> None:
-    info.add_pod(pod)
-    if pod.has_pod_affinity or pod.has_pod_anti_affinity:
-        handle.snapshot.track_affinity(info)

@@ -9,13 +9,10 @@ totals → pick the top (ties at random). The cycle layer and batching also use 
 The Profile is the plugins' Handle: ``profile.snapshot`` is the live cluster view, valid for a
 cycle as long as the cycle does not await (see cache/snapshot.py).
 
-Nominated pods (kube's RunFilterPluginsWithNominatedPods): on a node that has pods nominated
-to it with a priority at least the pod's, Filter runs twice, once with those pods placed
-there and once without, and the node fits only if both pass, so a pod waiting for its
-victims to leave keeps its room. Pass one places the nominated pods on the live NodeInfo
-and runs PreFilter afresh (so pod affinity and spreading count them too, as kube's AddPod
-extensions do), then takes them off again: all inside the await-free cycle. A pod with a
-nominated node tries that node first (kube's evaluateNominatedNode).
+Nominated pods: on a node with pods nominated to it, Filter runs twice (with and without
+them, on a detached copy of the node and a clone of the state kept current by the PreFilter
+extensions; see framework/nominated.py). A pod with a nominated node tries that node first
+(kube's evaluateNominatedNode).
 """
 
 from __future__ import annotations
@@ -26,10 +23,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from scheduler.framework import nominated as nominated_pods
 from scheduler.framework import selection
 from scheduler.framework import status as st
 from scheduler.framework.config import ConfigError, PluginSpec, ProfileConfig
-from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import Diagnosis, FitError
 from scheduler.framework.interfaces import (
     MAX_NODE_SCORE,
@@ -41,6 +38,7 @@ from scheduler.framework.interfaces import (
     PluginArgs,
     PostFilterPlugin,
     PostFilterResult,
+    PreFilterExtensions,
     PreFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
@@ -50,6 +48,7 @@ from scheduler.framework.interfaces import (
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.snapshot import Snapshot
+    from scheduler.framework.cycle_state import CycleState
     from scheduler.model.pod import Pod
 
 PluginFactory = Callable[[PluginArgs, "Profile"], Plugin]
@@ -138,6 +137,8 @@ class Profile:
         """Set by the owner to time a full pass's extension points (metrics); None: off."""
         self.plugins: list[Plugin] = []
         self.pre_filter_plugins: list[PreFilterPlugin] = []
+        self.pre_filter_extensions: list[PreFilterExtensions] = []
+        """PreFilter plugins with AddPod/RemovePod (their state depends on other pods)."""
         self.filter_plugins: list[FilterPlugin] = []
         self.pre_score_plugins: list[PreScorePlugin] = []
         self.score_plugins: list[WeightedScore] = []
@@ -154,6 +155,8 @@ class Profile:
             off = spec.disabled_points
             if isinstance(plugin, PreFilterPlugin) and "preFilter" not in off:
                 self.pre_filter_plugins.append(plugin)
+                if isinstance(plugin, PreFilterExtensions):
+                    self.pre_filter_extensions.append(plugin)
             if isinstance(plugin, FilterPlugin) and "filter" not in off:
                 self.filter_plugins.append(plugin)
             if isinstance(plugin, PreScorePlugin) and "preScore" not in off:
@@ -225,63 +228,28 @@ class Profile:
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> st.Status:
         """Filter on one node as if the pods nominated there with a priority at least the
-        pod's were running there, and as if not: both must pass (see the module docstring).
-        """
-        nominated = self._nominated_on(pod, node_info)
-        if not nominated:
-            return self.run_filters(state, pod, node_info)
-        status = self._with_pods_placed(node_info, nominated, pod)
-        if not status.is_success:
-            return status
-        return self.run_filters(state, pod, node_info)
+        pod's were running there, and as if not: both must pass (framework/nominated.py).
+        ``state`` must hold the pod's PreFilter results; it is left unchanged."""
+        return nominated_pods.filter_with_nominated_pods(
+            state,
+            pod,
+            node_info,
+            nominator=self.nominator,
+            extensions=self.pre_filter_extensions,
+            run_filters=self.run_filters,
+        )
 
-    def refilter(self, pod: Pod, node_info: NodeInfo) -> st.Status:
-        """PreFilter afresh, then Filter with nominated pods, on one node (the Handle's)."""
-        state = CycleState()
-        allowed, status = self._pre_filter(state, pod)
-        if not status.is_success:
-            return status
-        if allowed.node_names is not None and node_info.name not in allowed.node_names:
-            return st.unresolvable(
-                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(allowed.plugins))}]"
-            )
-        return self.run_filters_with_nominated_pods(state, pod, node_info)
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, to_add: Pod, node_info: NodeInfo
+    ) -> st.Status:
+        return nominated_pods.run_add_pod(self.pre_filter_extensions, state, pod, to_add, node_info)
 
-    def _nominated_on(self, pod: Pod, node_info: NodeInfo) -> list[Pod]:
-        """Pods nominated to the node that ``pod`` must leave room for (kube: priority at
-        least the pod's, not the pod itself, not already placed there)."""
-        if self.nominator is None:
-            return []
-        return [
-            other
-            for other in self.nominator.nominated_pods_for_node(node_info.name)
-            if other.priority >= pod.priority
-            and other.uid != pod.uid
-            and other.uid not in node_info.pods
-        ]
-
-    def _with_pods_placed(self, node_info: NodeInfo, others: list[Pod], pod: Pod) -> st.Status:
-        """PreFilter and Filter for ``pod`` with ``others`` placed on the live node for the
-        duration of the call (await-free; always taken off again)."""
-        snapshot = self._snapshot
-        placed: list[Pod] = []
-        try:
-            for other in others:
-                copy = other.with_node_name(node_info.name)
-                node_info.add_pod(copy)
-                placed.append(copy)
-                if copy.has_pod_affinity or copy.has_pod_anti_affinity:
-                    snapshot.track_affinity(node_info)
-            state = CycleState()
-            _, status = self._pre_filter(state, pod)
-            if status.is_success:
-                status = self.run_filters(state, pod, node_info)
-            return status
-        finally:
-            for copy in placed:
-                node_info.remove_pod(copy.uid)
-                if copy.has_pod_affinity or copy.has_pod_anti_affinity:
-                    snapshot.track_affinity(node_info)
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, to_remove: Pod, node_info: NodeInfo
+    ) -> st.Status:
+        return nominated_pods.run_remove_pod(
+            self.pre_filter_extensions, state, pod, to_remove, node_info
+        )
 
     def run_post_filter(self, state: CycleState, pod: Pod, fit: FitError) -> PostFilterResult:
         """Every PostFilter plugin until one succeeds (kube's RunPostFilterPlugins).

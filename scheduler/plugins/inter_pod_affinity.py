@@ -164,6 +164,62 @@ class InterPodAffinity:
             return _EXISTING_ANTI_AFFINITY_NOT_MATCH
         return st.SUCCESS
 
+    # -- PreFilterExtensions ----------------------------------------------------------------
+
+    def add_pod(self, state: CycleState, pod: Pod, to_add: Pod, node_info: NodeInfo) -> st.Status:
+        """Count ``to_add`` on ``node_info`` into the PreFilter state (kube's AddPod)."""
+        self._update(state, pod, to_add, node_info, 1)
+        return st.SUCCESS
+
+    def remove_pod(
+        self, state: CycleState, pod: Pod, to_remove: Pod, node_info: NodeInfo
+    ) -> st.Status:
+        """Stop counting ``to_remove`` on ``node_info`` (kube's RemovePod)."""
+        self._update(state, pod, to_remove, node_info, -1)
+        return st.SUCCESS
+
+    def _update(
+        self, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo, delta: int
+    ) -> None:
+        """kube's updateWithPod: what PreFilter counts for ``other`` on this node, by
+        ``delta``; a new state value is written (the old one may be shared by a clone)."""
+        s = state.read(_PRE_FILTER_KEY)
+        node = node_info.node
+        if s is None or node is None:
+            return
+        snapshot = self._handle.snapshot
+        existing = s.existing_anti_affinity
+        if other.required_pod_anti_affinity:
+            matched = [
+                t.topology_key
+                for t in other.required_pod_anti_affinity
+                if _term_matches(t, pod, snapshot)
+            ]
+            if matched:
+                existing = _bumped(existing, node, matched, delta)
+        affinity = s.affinity
+        terms = pod.required_pod_affinity
+        if terms and _matches_all(terms, other, snapshot):
+            affinity = _bumped(affinity, node, [t.topology_key for t in terms], delta)
+        anti_affinity = s.anti_affinity
+        matched = [
+            t.topology_key
+            for t in pod.required_pod_anti_affinity
+            if _term_matches(t, other, snapshot)
+        ]
+        if matched:
+            anti_affinity = _bumped(anti_affinity, node, matched, delta)
+        if (
+            existing is s.existing_anti_affinity
+            and affinity is s.affinity
+            and (anti_affinity is s.anti_affinity)
+        ):
+            return
+        state.write(
+            _PRE_FILTER_KEY,
+            _PreFilterState(existing, affinity, anti_affinity, s.matches_own_affinity),
+        )
+
     # -- PreScore / Score / NormalizeScore --------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> st.Status:
@@ -297,6 +353,25 @@ def _add(counts: dict[TopologyPair, int], node: Node, key: str, delta: int) -> N
     if value is not None:
         pair = (key, value)
         counts[pair] = counts.get(pair, 0) + delta
+
+
+def _bumped(
+    counts: dict[TopologyPair, int], node: Node, keys: Iterable[str], delta: int
+) -> dict[TopologyPair, int]:
+    """A copy of ``counts`` with each key's pair on ``node`` moved by ``delta``; pairs that
+    reach zero are dropped, as a fresh PreFilter would not have them."""
+    out = dict(counts)
+    for key in keys:
+        value = node.labels.get(key)
+        if value is None:
+            continue
+        pair = (key, value)
+        total = out.get(pair, 0) + delta
+        if total:
+            out[pair] = total
+        else:
+            out.pop(pair, None)
+    return out
 
 
 def _credit(

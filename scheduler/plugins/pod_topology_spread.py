@@ -201,26 +201,7 @@ class PodTopologySpread:
                     continue
                 value = node.labels[c.topology_key]
                 counted[value] = counted.get(value, 0) + 1
-        # kube's critical path [0] starts at MaxInt32; with no domain at all the minimum is
-        # replaced by 0 in Filter anyway (fewer domains than minDomains >= 1). A domain
-        # without matching pods makes the minimum 0.
-        minimums = tuple(
-            0 if len(counted) < size else min(counted.values(), default=_MAX_INT32)
-            for counted, size in zip(counts, domains, strict=True)
-        )
-        checks = tuple(
-            (
-                c.topology_key,
-                counts[i],
-                c.max_skew
-                + (minimums[i] if domains[i] >= c.min_domains else 0)
-                - (1 if c.selects(pod.labels) else 0),
-            )
-            for i, c in enumerate(constraints)
-        )
-        state.write(
-            _PRE_FILTER_KEY, _PreFilterState(constraints, counts, domains, minimums, checks)
-        )
+        state.write(_PRE_FILTER_KEY, _filter_state(pod, constraints, counts, domains))
         return None, st.SUCCESS
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> st.Status:
@@ -238,6 +219,20 @@ class PodTopologySpread:
                 return _MISSING_LABEL
             if counts.get(value, 0) > limit:
                 return _SKEWED
+        return st.SUCCESS
+
+    # -- PreFilterExtensions ----------------------------------------------------------------
+
+    def add_pod(self, state: CycleState, pod: Pod, to_add: Pod, node_info: NodeInfo) -> st.Status:
+        """Count ``to_add`` in its domains (kube's AddPod)."""
+        _update(state, pod, to_add, node_info, 1)
+        return st.SUCCESS
+
+    def remove_pod(
+        self, state: CycleState, pod: Pod, to_remove: Pod, node_info: NodeInfo
+    ) -> st.Status:
+        """Stop counting ``to_remove`` in its domains (kube's RemovePod)."""
+        _update(state, pod, to_remove, node_info, -1)
         return st.SUCCESS
 
     # -- PreScore / Score / NormalizeScore (ScheduleAnyway) ---------------------------------
@@ -383,6 +378,64 @@ def _from_default(c: DefaultConstraint, selector: LabelSelector) -> _Constraint:
         honor_node_affinity=(c.node_affinity_policy or HONOR) == HONOR,
         honor_node_taints=(c.node_taints_policy or IGNORE) == HONOR,
     )
+
+
+def _filter_state(
+    pod: Pod,
+    constraints: tuple[_Constraint, ...],
+    counts: tuple[dict[str, int], ...],
+    domains: tuple[int, ...],
+) -> _PreFilterState:
+    """The PreFilter state from the counts: the global minimums and Filter's limits."""
+    # kube's critical path [0] starts at MaxInt32; with no domain at all the minimum is
+    # replaced by 0 in Filter anyway (fewer domains than minDomains >= 1). A domain
+    # without matching pods makes the minimum 0.
+    minimums = tuple(
+        0 if len(counted) < size else min(counted.values(), default=_MAX_INT32)
+        for counted, size in zip(counts, domains, strict=True)
+    )
+    checks = tuple(
+        (
+            c.topology_key,
+            counts[i],
+            c.max_skew
+            + (minimums[i] if domains[i] >= c.min_domains else 0)
+            - (1 if c.selects(pod.labels) else 0),
+        )
+        for i, c in enumerate(constraints)
+    )
+    return _PreFilterState(constraints, counts, domains, minimums, checks)
+
+
+def _update(state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo, delta: int) -> None:
+    """kube's updateWithPod: move ``other``'s count in the domains of its node by ``delta``,
+    counting exactly what PreFilter counts; a new state value is written (the old one may
+    be shared by a clone)."""
+    s = state.read(_PRE_FILTER_KEY)
+    node = node_info.node
+    if s is None or node is None or other.namespace != pod.namespace or other.deleting:
+        return
+    if not _has_all_keys(node.labels, s.constraints):
+        return
+    counts = list(s.counts)
+    changed = False
+    for i, c in enumerate(s.constraints):
+        selector = c.selector
+        if selector is None or selector.empty or not selector.matches(other.labels):
+            continue
+        if _inclusion_matters(c, pod) and not _node_included(c, pod, node):
+            continue
+        value = node.labels[c.topology_key]
+        counted = dict(counts[i])
+        total = counted.get(value, 0) + delta
+        if total > 0:
+            counted[value] = total
+        else:
+            counted.pop(value, None)
+        counts[i] = counted
+        changed = True
+    if changed:
+        state.write(_PRE_FILTER_KEY, _filter_state(pod, s.constraints, tuple(counts), s.domains))
 
 
 def _has_all_keys(labels: Mapping[str, str], constraints: tuple[_Constraint, ...]) -> bool:

@@ -9,7 +9,9 @@ of the pod's ReadWriteOncePod claims. Both are Unschedulable (preemption may fre
 
 kube counts the claims in use from its snapshot's per-node PVC reference counts; here
 PreFilter looks through the cached pods of the pod's namespace (``pod_index``), and only
-for a pod that has a ReadWriteOncePod claim.
+for a pod that has a ReadWriteOncePod claim. It counts references (pods x volumes), as
+kube's conflictingPVCRefCount, so that the AddPod/RemovePod extensions can keep the count
+current in a dry run without a rescan.
 """
 
 from __future__ import annotations
@@ -43,20 +45,27 @@ _REJECT_RWOP: Final = st.unschedulable(ERR_RWOP_CONFLICT)
 
 @dataclass(frozen=True, slots=True)
 class _State:
+    rwop_claims: frozenset[str]
+    """The pod's ReadWriteOncePod claims."""
     conflicting_claims: int
+    """References to those claims from cached pods of the namespace (Filter: > 0 rejects)."""
 
 
 _KEY: Final[StateKey[_State]] = StateKey("PreFilter" + VOLUME_RESTRICTIONS)
 
 
+def claim_references(pod: Pod, namespace: str, names: frozenset[str]) -> int:
+    """How many of ``pod``'s volumes use one of the claims ``names`` of ``namespace``."""
+    if pod.namespace != namespace:
+        return 0
+    return sum(1 for volume in pod.volumes if volume.claim_name in names and not volume.ephemeral)
+
+
 def claims_in_use(snapshot: Snapshot, namespace: str, names: frozenset[str]) -> int:
-    """How many of the claims ``names`` of ``namespace`` some cached pod uses."""
-    used: set[str] = set()
-    for pod, _ in snapshot.pod_index.pods_in(namespace):
-        for volume in pod.volumes:
-            if volume.claim_name in names and not volume.ephemeral:
-                used.add(volume.claim_name)
-    return len(used)
+    """References to the claims ``names`` of ``namespace`` from the cached pods."""
+    return sum(
+        claim_references(pod, namespace, names) for pod, _ in snapshot.pod_index.pods_in(namespace)
+    )
 
 
 class VolumeRestrictions:
@@ -81,11 +90,24 @@ class VolumeRestrictions:
                 return None, st.unresolvable(not_found("persistentvolumeclaim", volume.claim_name))
             if READ_WRITE_ONCE_POD in pvc.access_modes:
                 rwop.add(pvc.name)
-        conflicting = claims_in_use(snapshot, pod.namespace, frozenset(rwop)) if rwop else 0
+        claims = frozenset(rwop)
+        conflicting = claims_in_use(snapshot, pod.namespace, claims) if claims else 0
         if not needs_disk_check and conflicting == 0:
-            return None, st.SKIP
-        state.write(_KEY, _State(conflicting))
+            return None, st.SKIP  # kube's rule: its extensions then do not run either
+        state.write(_KEY, _State(claims, conflicting))
         return None, st.SUCCESS
+
+    def add_pod(self, state: CycleState, pod: Pod, to_add: Pod, node_info: NodeInfo) -> st.Status:
+        """Count ``to_add``'s references to the pod's ReadWriteOncePod claims (kube's AddPod)."""
+        _update(state, pod, to_add, 1)
+        return st.SUCCESS
+
+    def remove_pod(
+        self, state: CycleState, pod: Pod, to_remove: Pod, node_info: NodeInfo
+    ) -> st.Status:
+        """Stop counting ``to_remove``'s references (kube's RemovePod)."""
+        _update(state, pod, to_remove, -1)
+        return st.SUCCESS
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> st.Status:
         disks = [v.disk for v in pod.volumes if v.disk is not None]
@@ -102,3 +124,13 @@ class VolumeRestrictions:
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
         return volumes_fragment(pod)
+
+
+def _update(state: CycleState, pod: Pod, other: Pod, delta: int) -> None:
+    """Move the reference count by ``other``'s references, as a new state value."""
+    data = state.read(_KEY)
+    if data is None or not data.rwop_claims:
+        return
+    refs = claim_references(other, pod.namespace, data.rwop_claims)
+    if refs:
+        state.write(_KEY, _State(data.rwop_claims, data.conflicting_claims + refs * delta))

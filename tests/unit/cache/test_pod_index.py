@@ -259,3 +259,22 @@ def test_index_entry_replaced_when_a_uid_is_added_again() -> None:
     assert len(index) == 1
     index.remove(pod("x", "n2", app="b"), second)
     assert len(index) == 0
+
+
+def test_entry_taken_over_comes_back_when_the_new_holder_removes_it() -> None:
+    """Review finding 8: a second NodeInfo adding a uid the index holds, then removing it,
+    must not drop the first holder's pod from the index."""
+    cs = cluster("n1")
+    index = cs.snapshot.pod_index
+    holder = cs.node_info("n1")
+    assert holder is not None
+    cs.add_pod(pod("x", "n1", app="a"))
+    other = NodeInfo(node_from_raw(make_node("n2")), pod_index=index)
+    other.add_pod(pod("x", "n2", app="b"))
+    assert found(cs, "default", APP_A) == {}
+    other.remove_pod(pod("x").uid)
+    assert found(cs, "default", APP_A) == {"x": "n1"}
+    assert len(index) == 1
+    holder.remove_pod(pod("x").uid)
+    assert len(index) == 0
+    assert list(index.namespaces()) == []

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from scheduler.framework import status as st
+from scheduler.model.parse import pod_from_raw
 from scheduler.model.parse_volumes import pvc_from_raw
 from scheduler.plugins import volume_restrictions as vr
 from scheduler.plugins.volume_restrictions import VolumeRestrictions
@@ -126,3 +127,27 @@ def test_missing_claim_is_unresolvable() -> None:
     env = Env([make_node("node-a")])
     out = env.run(VolumeRestrictions({}, env.handle), make_pod("new", volumes=[claim_volume("x")]))  # type: ignore[arg-type]
     assert out.pre_filter == st.unresolvable('persistentvolumeclaim "x" not found')
+
+
+def test_extensions_count_a_victim_of_the_claim_off_and_on() -> None:
+    """RemovePod of the pod using the ReadWriteOncePod claim frees every node; AddPod brings
+    the conflict back; the original state is untouched (preemption's dry run)."""
+    env = rwop_env(used=True)
+    plugin = VolumeRestrictions({}, env.handle)
+    pod = pod_from_raw(make_pod("new", volumes=[claim_volume("claim")]))
+    out = env.run(plugin, pod)
+    assert out.filters == [RWOP, RWOP]
+    info = env.snapshot.get("node-b")
+    assert info is not None
+    (old,) = info.pods.values()
+    removed = out.state.clone()
+    assert plugin.remove_pod(removed, pod, old, info).is_success
+    assert [plugin.filter(removed, pod, i) for i in env.snapshot.node_infos] == [st.SUCCESS] * 2
+    assert [plugin.filter(out.state, pod, i).code for i in env.snapshot.node_infos] == [
+        st.Code.UNSCHEDULABLE
+    ] * 2
+    added = removed.clone()
+    assert plugin.add_pod(added, pod, old, info).is_success
+    assert [plugin.filter(added, pod, i).code for i in env.snapshot.node_infos] == [
+        st.Code.UNSCHEDULABLE
+    ] * 2
