@@ -97,6 +97,7 @@ class Runtime:
         self.synced: Gate | None = None
         self._stop = asyncio.Event()
         self._stopping = False
+        self._leading: Gate = OpenGate()
 
     def stop(self) -> None:
         """Begin the graceful shutdown (idempotent; call on the runtime's loop)."""
@@ -118,7 +119,9 @@ class Runtime:
         # /sim/stats) which replica sent a request, e.g. which one bound a pod.
         client = await create_client(kubeconfig, user_agent=f"{USER_AGENT} ({self.identity})")
         binder = Binder(client, concurrency=settings.bind_concurrency)
-        preemptor = ApiPreemptor(client, identity=self.identity)
+        # Each eviction asks the leading gate first: after the lease is lost, queued
+        # preemptions are dropped rather than written by a replica that no longer leads.
+        preemptor = ApiPreemptor(client, identity=self.identity, leading=self._may_write)
         endpoints: Endpoints | None = None
         try:
             reporter = Reporter(client, identity=self.identity, metrics=self.metrics)
@@ -159,6 +162,7 @@ class Runtime:
             self.synced = controller.synced
             leader = self._leader(client)
             leading: Gate = leader if leader is not None else OpenGate()
+            self._leading = leading
             if leader is None:
                 self.metrics.is_leader.set(1)
             if settings.metrics_addr:
@@ -223,6 +227,10 @@ class Runtime:
             if endpoints is not None:
                 await endpoints.stop()
             await client.close()
+
+    def _may_write(self) -> bool:
+        """Whether this replica leads (always, without leader election)."""
+        return self._leading.is_open()
 
     def _leader(self, client: ApiClient) -> LeaderElector | None:
         election = self.config.leader_election

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
     from scheduler.plugins.volume_binding import PodVolumes
     from scheduler.queueing.scheduling_queue import QueuedPodInfo
@@ -65,6 +66,29 @@ class Preemptor(Protocol):
 
     def clear_nominated_node(self, pods: Sequence[Pod]) -> None:
         """Set ``status.nominatedNodeName`` of each of ``pods`` back to empty."""
+        ...
+
+
+PreemptionFinished = Callable[["Uid", bool], None]
+"""Called on the event loop when a preemption stops running: preemptor uid, success."""
+
+
+@runtime_checkable
+class TrackedPreemptor(Preemptor, Protocol):
+    """A Preemptor whose evictions run after ``preempt`` returns (kube's async preemption).
+
+    While one runs, its preemptor pod must not be scheduled again: the watch does not show
+    the victims terminating yet, so PostFilter would evict pods on a second node (kube's
+    ``IsPodRunningPreemption`` in DefaultPreemption's PreEnqueue). An in-memory Preemptor
+    that evicts at once need not implement this."""
+
+    def is_running(self, uid: Uid) -> bool:
+        """True from ``preempt`` until every victim's DELETE has been answered (or failed)."""
+        ...
+
+    def on_finished(self, callback: PreemptionFinished) -> None:
+        """Call ``callback(uid, ok)`` when a preemption stops running; ``ok`` is False when
+        an eviction failed or was dropped (nothing will delete that victim)."""
         ...
 
 

@@ -15,10 +15,14 @@ cannot change under it (cache/snapshot.py). Its steps:
    ``Preemptor`` port evicts the victims and patches ``status.nominatedNodeName``. Either
    way PodScheduled=False + FailedScheduling (the fit message, then PostFilter's), and the
    pod waits in the unschedulable pool until a cluster event (the victims' deletion) may
-   help.
+   help. While its evictions are still being written (a ``TrackedPreemptor``), and until
+   the watch shows the victims terminating or gone, the queue holds it back (kube's
+   DefaultPreemption PreEnqueue): scheduled again earlier, it would see its victims still
+   running and preempt on a second node.
 4. Bind ended (``bind_finished``): success → ``Scheduled`` event, the assumption waits for
    the watch to confirm it; conflict (409, bound by someone else) → forget, not retried;
-   gone (404) → forget; other errors → forget, invalidate batch state, retry with backoff.
+   gone (404) → forget; other errors → forget, invalidate batch state, retry with backoff,
+   nomination cleared (kube's clearNominatedNode).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import TYPE_CHECKING
 from scheduler import logs
 from scheduler.batching.batch import OpportunisticBatch
 from scheduler.batching.signature import OPTED_OUT, BatchingMode, Signer
-from scheduler.cycle.ports import BindRequest, BindResult, NoPreemptor
+from scheduler.cycle.ports import BindRequest, BindResult, NoPreemptor, TrackedPreemptor
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import FitError
 from scheduler.framework.profile import ScheduleResult, SchedulingError
@@ -49,6 +53,7 @@ if TYPE_CHECKING:
     from scheduler.framework.cycle_state import CycleState as State
     from scheduler.framework.profile import ObservePoint, Profile
     from scheduler.metrics import Metrics
+    from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
     from scheduler.queueing.scheduling_queue import QueuedPodInfo, SchedulingQueue
 
@@ -114,6 +119,12 @@ class Scheduler:
         """Each profile's VolumeBinding: Reserve assumes its volumes, PreBind writes them."""
         self.reporter = reporter
         self.preemptor: Preemptor = preemptor or NoPreemptor()
+        self._tracked = preemptor if isinstance(preemptor, TrackedPreemptor) else None
+        self._preempting: dict[Uid, tuple[Uid, ...]] = {}
+        """Preemptor uid → its victims, while it waits for them to terminate."""
+        if self._tracked is not None:
+            self._tracked.on_finished(self.preemption_finished)
+            queue.hold = self.waiting_for_preemption
         self.metrics = metrics
         self.settings = batching or BatchingSettings()
         self.rng = rng or random.Random()
@@ -277,6 +288,7 @@ class Scheduler:
                 return
             volumes = binding.bind_plan(state)
         self.queue.nominator.delete(pod.uid)  # placed: it needs no reservation any more
+        self._preempting.pop(pod.uid, None)
         assumed = self.cluster.assume(pod, node)
         self.stats.scheduled += 1
         if self.metrics is not None:
@@ -319,6 +331,8 @@ class Scheduler:
             if self.metrics is not None:
                 self.metrics.observe_attempt(Result.ERROR, pod.scheduler_name, elapsed)
             log.warning("scheduling_error", pod=pod.key, error=outcome.message)
+            self._clear_nomination(info)
+            pod = info.pod
             self.queue.requeue_backoff(info)
             self.reporter.failed(pod, outcome.message)
 
@@ -330,7 +344,10 @@ class Scheduler:
         go through the Preemptor port). Returns PostFilter's message ("" when none)."""
         pod = info.pod
         if fit.num_all_nodes == 0:
-            return ""  # kube: no nodes is an error of its own, PostFilter does not run
+            # kube: no nodes is an error of its own, PostFilter does not run, and the
+            # nomination is cleared (schedule_one.go, ErrNoNodesAvailable).
+            self._clear_nomination(info)
+            return ""
         result = profile.run_post_filter(state, pod, fit)
         if self.metrics is not None and profile.post_filter_plugins:
             self.metrics.preemption_attempts.inc()
@@ -353,19 +370,69 @@ class Scheduler:
                 victims=[victim.key for victim in result.victims],
                 pdb_violations=result.pdb_violations,
             )
+            if self._tracked is not None:
+                self._preempting[pod.uid] = tuple(victim.uid for victim in result.victims)
             self.preemptor.preempt(info.pod, node, result.victims)
             if lower:
-                # They may no longer fit there: let them look elsewhere (kube clears them).
+                # They may no longer fit there: let them look elsewhere (kube clears them),
+                # in the nominator and in their queued copies (which would else try that
+                # node first and stay unsignable).
                 for other in lower:
                     nominator.delete(other.uid)
+                    queued = self.queue.get(other.uid)
+                    if queued is not None:
+                        self._unnominate(queued)
                 self.preemptor.clear_nominated_node(lower)
-        elif result.nominated_node == "" and (
-            pod.nominated_node_name or nominator.node_of(pod.uid)
-        ):
-            nominator.delete(pod.uid)
-            info.pod = replace(pod, nominated_node_name="")
-            self.preemptor.clear_nominated_node([pod])
+        elif result.nominated_node == "":
+            self._clear_nomination(info)
         return result.status.message()
+
+    def _clear_nomination(self, info: QueuedPodInfo) -> None:
+        """Forget ``info``'s nomination, here and in the API (kube's clearNominatedNode)."""
+        pod = info.pod
+        if not (pod.nominated_node_name or self.queue.nominator.node_of(pod.uid)):
+            return
+        self.queue.nominator.delete(pod.uid)
+        self._unnominate(info)
+        self.preemptor.clear_nominated_node([pod])
+
+    def _unnominate(self, info: QueuedPodInfo) -> None:
+        """The queued copy without its nominated node, signed again (it may batch now)."""
+        if not info.pod.nominated_node_name:
+            return
+        info.pod = replace(info.pod, nominated_node_name="")
+        signer = self.signers.get(info.pod.scheduler_name)
+        if signer is not None:
+            signed = signer.sign(info.pod)
+            info.signature, info.refused_by = signed.signature, signed.refused_by
+
+    # -- preemption in flight (kube's async preemption) ---------------------------------
+
+    def waiting_for_preemption(self, pod: Pod) -> bool:
+        """The queue's ``hold``: True while ``pod``'s evictions are being written, and then
+        until the cache shows every victim terminating or gone (kube's
+        IsPodRunningPreemption, which reads the last victim from its informer)."""
+        if self._tracked is None:
+            return False
+        if self._tracked.is_running(pod.uid):
+            return True
+        victims = self._preempting.get(pod.uid)
+        if victims is None:
+            return False
+        for uid in victims:
+            victim = self.cluster.get_pod(uid)
+            if victim is not None and not victim.deleting and not victim.terminal:
+                return True  # deleted in the API; the watch has not shown it yet
+        del self._preempting[pod.uid]
+        return False
+
+    def preemption_finished(self, uid: Uid, ok: bool) -> None:
+        """The Preemptor's callback: let the pod go back to the active pool. A failed
+        preemption waits for nothing (no deletion will come); a successful one until the
+        watch shows its victims terminating (their removal then wakes the pod)."""
+        if not ok or uid not in self.queue:  # failed, or the pod is gone meanwhile
+            self._preempting.pop(uid, None)
+        self.queue.activate(uid)
 
     # -- bind outcome (called by the BindDispatcher on the event loop) ------------------
 
@@ -393,6 +460,9 @@ class Scheduler:
             self.queue.done(pod.uid)
             return
         log.warning("bind_failed", pod=pod.key, node=request.node, error=message)
+        # kube's handleBindingCycleError: clearNominatedNode (the nominator entry went at
+        # assume; the queued copy and the API lose it too).
+        self._clear_nomination(info)
         self.queue.requeue_backoff(info)
         self.reporter.failed(pod, f"binding rejected: {message}")
 

@@ -18,6 +18,13 @@ What a preemption writes, as kube-scheduler v1.37 writes it (``prepareCandidate`
 the queue anyway, and its next cycle sees what the watch then shows (a victim that was not
 deleted is found again; kube's PreemptPod errors end the same way).
 
+A preemption *runs* (``is_running``, ``cycle.ports.TrackedPreemptor``) from ``preempt``
+until every victim's DELETE has been answered; then the ``on_finished`` callback hears of
+it, before the ``Preempted`` Events are posted (kube's async preemption: the preemptor is
+held back meanwhile, so it cannot preempt a second time before the watch shows its victims
+terminating). Every write first asks ``leading``: a replica that lost its lease drops the
+jobs still queued and writes nothing more (the new leader decides again).
+
 Neighbours: ``client`` and ``errors``; independent of ``binder``, ``reporter``, ``leader``
 and ``controller``.
 """
@@ -37,7 +44,9 @@ from scheduler.kube import client, errors
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from scheduler.cycle.ports import PreemptionFinished
     from scheduler.kube.client import ApiClient
+    from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
 
 __all__ = ["ApiPreemptor", "disruption_condition", "preempted_event"]
@@ -101,7 +110,7 @@ def preempted_event(
 
 
 class ApiPreemptor:
-    """Queued preemption writes; implements ``cycle.ports.Preemptor``."""
+    """Queued preemption writes; implements ``cycle.ports.TrackedPreemptor``."""
 
     def __init__(
         self,
@@ -111,7 +120,10 @@ class ApiPreemptor:
         component: str = "batch-scheduler",
         concurrency: int = 4,
         wall_clock: Callable[[], float] = time.time,
+        leading: Callable[[], bool] | None = None,
     ) -> None:
+        """``leading``: whether this replica may still write (the leader elector's
+        ``is_open``); None: always (no leader election)."""
         if concurrency < 1:
             raise ValueError(f"preemption concurrency must be >= 1, got {concurrency}")
         self._api = api
@@ -119,6 +131,9 @@ class ApiPreemptor:
         self.component = component
         self.concurrency = concurrency
         self._wall = wall_clock
+        self._leading = leading or _always
+        self._running: set[Uid] = set()
+        self._finished: PreemptionFinished | None = None
         self._queue: collections.deque[_Preempt | _Clear] = collections.deque()
         self._workers: set[asyncio.Task[None]] = set()
         self._busy = 0
@@ -129,23 +144,37 @@ class ApiPreemptor:
         """Victims deleted."""
         self.failed = 0
         """Writes that failed (logged and dropped)."""
+        self.dropped = 0
+        """Jobs dropped unwritten: leadership lost, or shut down."""
 
     # -- the port (synchronous, never blocks) ----------------------------------------------
 
     def preempt(self, pod: Pod, node: str, victims: Sequence[Pod]) -> None:
-        self._push(_Preempt(pod, node, tuple(victims)))
+        job = _Preempt(pod, node, tuple(victims))
+        if self._closed:
+            self._drop(job, "shut down")
+            return
+        self._running.add(pod.uid)  # before the job runs: the pod is held back from now on
+        self._push(job)
 
     def clear_nominated_node(self, pods: Sequence[Pod]) -> None:
         for pod in pods:
             self._push(_Clear(pod))
 
+    def is_running(self, uid: Uid) -> bool:
+        return uid in self._running
+
+    def on_finished(self, callback: PreemptionFinished) -> None:
+        self._finished = callback
+
     def _push(self, job: _Preempt | _Clear) -> None:
         if self._closed:
-            log.warning("preemption_dropped", pod=job.pod.key, reason="shut down")
+            self._drop(job, "shut down")
             return
         self._queue.append(job)
         self._idle.clear()
-        if len(self._workers) < self.concurrency:
+        # A finished worker leaves the set only in its done callback: do not count it.
+        if sum(not task.done() for task in self._workers) < self.concurrency:
             task = asyncio.get_running_loop().create_task(self._worker(), name="preemption")
             self._workers.add(task)
             task.add_done_callback(self._workers.discard)
@@ -167,14 +196,34 @@ class ApiPreemptor:
         for task in list(self._workers):
             task.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
-        self._queue.clear()
+        while self._queue:
+            self._drop(self._queue.popleft(), "shut down")
         self._idle.set()
+
+    def _drop(self, job: _Preempt | _Clear, reason: str) -> None:
+        self.dropped += 1
+        log.warning("preemption_dropped", pod=job.pod.key, reason=reason)
+        if isinstance(job, _Preempt):
+            self._finish(job.pod.uid, ok=False)
+
+    def _finish(self, uid: Uid, *, ok: bool) -> None:
+        if uid not in self._running:
+            return
+        self._running.discard(uid)
+        if self._finished is not None:
+            try:
+                self._finished(uid, ok)
+            except Exception:  # the caller's bug must not stop the writer
+                log.exception("preemption_finished_callback_failed", uid=uid)
 
     # -- the writer ------------------------------------------------------------------------
 
     async def _worker(self) -> None:
         while self._queue:
             job = self._queue.popleft()
+            if not self._leading():
+                self._drop(job, "leadership lost")
+                continue
             self._busy += 1
             try:
                 if isinstance(job, _Preempt):
@@ -187,24 +236,40 @@ class ApiPreemptor:
                 log.exception("preemption_crashed", pod=job.pod.key)
             finally:
                 self._busy -= 1
-                if not self._queue and self._busy == 0:
-                    self._idle.set()
+        if self._busy == 0:
+            self._idle.set()
 
     async def _preempt(self, job: _Preempt) -> None:
-        await self._set_nominated_node(job.pod, job.node)
-        await asyncio.gather(*(self._evict(victim, job) for victim in job.victims))
+        ok = False
+        evicted: list[Pod] = []
+        now = self._wall()
+        try:
+            await self._set_nominated_node(job.pod, job.node)
+            outcomes = await asyncio.gather(*(self._evict(v, job, now) for v in job.victims))
+            evicted = [v for v, outcome in zip(job.victims, outcomes, strict=True) if outcome]
+            ok = all(outcome is not None for outcome in outcomes)
+        finally:
+            # Every DELETE has been answered: the preemptor may be let go (kube's
+            # preempting set), before the Events, which nothing waits for.
+            self._finish(job.pod.uid, ok=ok)
         log.info(
             "pod_preempted_victims",
             pod=job.pod.key,
             node=job.node,
             victims=[victim.key for victim in job.victims],
         )
+        for victim in evicted:
+            await self._post_preempted_event(victim, job, now)
 
-    async def _evict(self, victim: Pod, job: _Preempt) -> None:
+    async def _evict(self, victim: Pod, job: _Preempt, now: float) -> bool | None:
+        """Condition + graceful DELETE. True: deleted now; False: nothing to do (gone or
+        terminating already); None: failed, or not written (leadership lost)."""
         if victim.deleting:
-            return  # graceful deletion has begun already: nothing to send (kube skips too)
+            return False  # graceful deletion has begun already: nothing to send (kube skips)
+        if not self._leading():
+            log.warning("eviction_dropped", pod=job.pod.key, victim=victim.key)
+            return None
         namespace, name = victim.namespace, victim.name
-        now = self._wall()
         condition = {"status": {"conditions": [disruption_condition(job.pod, now)]}}
         try:
             await self._api.request(
@@ -219,12 +284,15 @@ class ApiPreemptor:
             )
         except errors.NotFound:
             log.info("victim_already_gone", pod=job.pod.key, victim=victim.key)
-            return
+            return False
         except errors.ApiError as e:
             self.failed += 1
             log.warning("preemption_failed", pod=job.pod.key, victim=victim.key, error=str(e))
-            return
+            return None
         self.deleted += 1
+        return True
+
+    async def _post_preempted_event(self, victim: Pod, job: _Preempt, now: float) -> None:
         event = preempted_event(
             victim,
             job.pod,
@@ -241,6 +309,8 @@ class ApiPreemptor:
             log.info("preempted_event_failed", victim=victim.key, error=str(e))
 
     async def _set_nominated_node(self, pod: Pod, node: str) -> None:
+        if not self._leading():
+            return
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
         patch = {"status": {"nominatedNodeName": node or None}}
         try:
@@ -252,6 +322,10 @@ class ApiPreemptor:
         except errors.ApiError as e:
             self.failed += 1
             log.warning("nominate_failed", pod=pod.key, node=node, error=str(e))
+
+
+def _always() -> bool:
+    return True
 
 
 def _ref(pod: Pod) -> dict[str, str]:

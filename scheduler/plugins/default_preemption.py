@@ -38,6 +38,7 @@ PREFIX = "preemption: "
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NO_CANDIDATE = "no candidate node for preemption"
+_OFFSET_SALT = 0x5EED_0FF5E7
 
 
 def parse_args(args: PluginArgs) -> tuple[int, int]:
@@ -70,13 +71,12 @@ class DefaultPreemption:
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         self.min_percentage, self.min_absolute = parse_args(args)
         self.handle = handle
-        self.rng = random.Random()
-        """Draws the dry run's offset (kube's getOffsetRand). A copy of the profile's random
-        source: reproducible with the profile's seed, and drawing from it never moves the
-        profile's own tie-breaks."""
-        source = getattr(handle, "rng", None)
-        if isinstance(source, random.Random):
-            self.rng.setstate(source.getstate())
+        # Draws the dry run's offset (kube's getOffsetRand). Seeded from the first draw of a
+        # copy of the profile's source: reproducible with the profile's seed, a sequence of
+        # its own (not a replay of the profile's tie-breaks), and the profile's state unmoved.
+        source = random.Random()
+        source.setstate(handle.rng.getstate())
+        self.rng = random.Random(source.getrandbits(64) ^ _OFFSET_SALT)
 
     # -- PostFilter ----------------------------------------------------------------------
 

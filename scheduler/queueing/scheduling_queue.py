@@ -14,6 +14,10 @@ arrives meanwhile with a higher priority is the head at the next step, so it end
 and is popped next, exactly as kube's one-pod ``Pop`` would: runs never change the order
 (and so never the decisions), they only let the loop count same-signature stretches.
 
+Held back (kube's PreEnqueue): ``hold``, when set, is asked each time a pod would enter
+the active pool; True sends it to the unschedulable pool instead (a pod whose preemption
+is still evicting, cycle/schedule_one.py). ``activate`` moves it back once that ends.
+
 Nominations (``queueing.nominator``): the queue owns the Nominator; a pod that leaves the
 queue for good (``delete``: deleted, bound elsewhere, gated) loses its nomination too.
 
@@ -32,7 +36,7 @@ from typing import TYPE_CHECKING
 from scheduler.queueing.nominator import Nominator
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from scheduler.batching.signature import Signature
     from scheduler.clock import Clock
@@ -127,6 +131,8 @@ class SchedulingQueue:
         self._ready = asyncio.Event()
         self.nominator = Nominator()
         """Pods nominated to nodes (by preemption, or by ``status.nominatedNodeName``)."""
+        self.hold: Callable[[Pod], bool] | None = None
+        """Asked before a pod enters the active pool: True keeps it unschedulable."""
 
     # -- sizes -------------------------------------------------------------------------
 
@@ -269,6 +275,16 @@ class SchedulingQueue:
             self._leave(info)
             self._to_backoff_or_active(info, now)
 
+    def activate(self, uid: Uid) -> bool:
+        """Move an unschedulable pod to the active pool now (kube's Activate); True if
+        moved. ``hold`` still applies."""
+        info = self._pods.get(uid)
+        if info is None or info.pool is not Pool.UNSCHEDULABLE:
+            return False
+        self._leave(info)
+        self._enter_active(info, self.clock.now())
+        return uid not in self._unschedulable
+
     def backoff_duration(self, attempts: int) -> float:
         if attempts <= 0:
             return 0.0
@@ -286,6 +302,9 @@ class SchedulingQueue:
             self._enter_active(info, now)
 
     def _enter_active(self, info: QueuedPodInfo, now: float) -> None:
+        if self.hold is not None and self.hold(info.pod):
+            self._enter(info, Pool.UNSCHEDULABLE, now)
+            return
         info.timestamp = now
         self._enter(info, Pool.ACTIVE, now)
         pod = info.pod

@@ -105,3 +105,11 @@ def test_high_priority_pod_preempts_one_victim_and_binds_there(
     assert thief, "the thief was never reported"
     assert "No preemption victims found for incoming pod" in thief[-1].message
     assert scheduler.metric("scheduler_preemption_attempts_total") >= 2
+    print(
+        "preemption:",
+        {"victim": victim, "victim_node": placed[victim], "high_bound_to": node},
+        "| high:",
+        next(e.message for e in failed if "preemption:" in e.message),
+        "| thief:",
+        thief[-1].message,
+    )

@@ -157,3 +157,76 @@ async def test_clear_nominated_node(api: ApiClient) -> None:
 
 def _fields(pod: Pod) -> dict[str, Any]:
     return {name: getattr(pod, name) for name in pod.__dataclass_fields__}
+
+
+@pytest.mark.usefixtures("classes")
+async def test_running_until_every_delete_is_answered(api: ApiClient, recording: Recording) -> None:
+    """``is_running`` from ``preempt`` until the DELETEs are answered; the callback says
+    whether they all went through, before the ``Preempted`` Events are posted."""
+    victim = await create_pod(api, "low", node_name=NODE, priority_class="low")
+    preemptor = await create_pod(api, "high", priority_class="high")
+    writer = ApiPreemptor(recording, identity="sched-1")  # type: ignore[arg-type]
+    finished: list[tuple[str, bool, int]] = []
+
+    def on_finished(uid: Any, ok: bool) -> None:
+        posted = sum(1 for c in recording.calls if c[0] == "POST")
+        finished.append((str(uid), ok, posted))
+
+    writer.on_finished(on_finished)
+    writer.preempt(preemptor, NODE, [victim])
+    assert writer.is_running(preemptor.uid)
+    assert await writer.drain(5.0)
+    assert not writer.is_running(preemptor.uid)
+    assert finished == [(str(preemptor.uid), True, 0)]
+    assert await _get(api, victim) is None
+    await writer.close()
+
+
+@pytest.mark.usefixtures("classes")
+async def test_failed_eviction_finishes_not_ok(api: ApiClient) -> None:
+    """A DELETE refused by the API: the preemption ends, and says it failed."""
+
+    class Refusing(Recording):
+        async def request(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
+            if method == "DELETE":
+                raise errors.ApiError("refused")
+            return await super().request(method, path, **kw)
+
+    victim = await create_pod(api, "low", node_name=NODE, priority_class="low")
+    preemptor = await create_pod(api, "high", priority_class="high")
+    writer = ApiPreemptor(Refusing(api), identity="sched-1")  # type: ignore[arg-type]
+    finished: list[bool] = []
+    writer.on_finished(lambda uid, ok: finished.append(ok))
+    writer.preempt(preemptor, NODE, [victim])
+    assert await writer.drain(5.0)
+    assert finished == [False]
+    assert writer.failed == 1
+    assert await _get(api, victim) is not None
+    await writer.close()
+
+
+@pytest.mark.usefixtures("classes")
+async def test_queued_preemptions_are_dropped_after_leadership_is_lost(
+    api: ApiClient, recording: Recording
+) -> None:
+    """Review finding 5: once the lease is lost, queued jobs write nothing."""
+    victim = await create_pod(api, "low", node_name=NODE, priority_class="low")
+    preemptor = await create_pod(api, "high", priority_class="high")
+    leading = [True]
+    writer = ApiPreemptor(
+        recording,  # type: ignore[arg-type]
+        identity="sched-1",
+        leading=lambda: leading[0],
+    )
+    finished: list[bool] = []
+    writer.on_finished(lambda uid, ok: finished.append(ok))
+    writer.preempt(preemptor, NODE, [victim])
+    writer.clear_nominated_node([victim])
+    leading[0] = False  # lost before the worker ran
+    assert await writer.drain(5.0)
+    assert recording.calls == []
+    assert writer.dropped == 2
+    assert finished == [False]
+    assert not writer.is_running(preemptor.uid)
+    assert await _get(api, victim) is not None
+    await writer.close()

@@ -181,3 +181,40 @@ async def test_dispatcher_binds_volumes_first_and_restores_on_failure(
     restored = volumes.pvc("default", "data")
     assert restored is not None
     assert restored.selected_node is None
+
+
+class CrashingBinder:
+    """A VolumeBinder whose bind fails with a bug, not a VolumeBindingError."""
+
+    def __init__(self) -> None:
+        self.restored: list[PodVolumes] = []
+
+    async def bind(self, pod: Any, node: str, labels: Any, plan: PodVolumes) -> None:
+        raise RuntimeError("boom")
+
+    def restore(self, plan: PodVolumes) -> None:
+        self.restored.append(plan)
+
+
+async def test_unexpected_pre_bind_error_restores_and_reports_the_bind() -> None:
+    """Any exception in PreBind restores the plan and ends the bind as an error."""
+    inner = FakeInner()
+    binder = CrashingBinder()
+    results: list[tuple[BindResult, str]] = []
+    dispatcher = PreBindingDispatcher(
+        inner,
+        binder,  # type: ignore[arg-type]
+        plan_of=lambda r: r.plan,  # type: ignore[attr-defined]
+        node_labels=lambda name: HOST,
+    )
+    claim = pvc_from_raw(make_pvc("data"))
+    plan = PodVolumes(provisions=(claim,))
+
+    def done(request: Any, result: BindResult, message: str) -> None:
+        results.append((result, message))
+
+    dispatcher.dispatch(Request(plan), done)  # type: ignore[arg-type]
+    await asyncio.wait_for(dispatcher.drain_pending(), 5.0)
+    assert results == [(BindResult.ERROR, "volume binding failed: boom")]
+    assert binder.restored == [plan]
+    assert inner.dispatched == []
