@@ -162,6 +162,23 @@ class Reader:
         return out
 
 
+def named_reader(
+    raw: object, kind: str, *, namespaced: bool
+) -> tuple[Reader, Mapping[str, object]]:
+    """A Reader naming ``kind [ns/]name`` and the object's metadata."""
+    r = Reader(f"{kind} <unnamed>")
+    if not isinstance(raw, dict):
+        raise r.error("", f"expected an object, got {type(raw).__name__}")
+    meta = r.mapping(raw.get("metadata"), "metadata")
+    if namespaced:
+        namespace = r.string(meta.get("namespace"), "metadata.namespace") or "default"
+        r = Reader(f"{kind} {namespace}/<unnamed>")
+        name = r.required_string(meta.get("name"), "metadata.name")
+        return Reader(f"{kind} {namespace}/{name}"), meta
+    name = r.required_string(meta.get("name"), "metadata.name")
+    return Reader(f"{kind} {name}"), meta
+
+
 # kube's IsQualifiedName: [prefix/]name, prefix a DNS subdomain, name <= 63 chars.
 _QUALIFIED_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")

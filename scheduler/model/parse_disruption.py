@@ -6,23 +6,19 @@ Only what preemption reads is validated; ``ModelError`` names the object and fie
 from __future__ import annotations
 
 from scheduler.model.disruption import PodDisruptionBudget
-from scheduler.model.parse_common import Reader
+from scheduler.model.parse_common import named_reader
 from scheduler.model.parse_selectors import label_selector_from_raw
 
 __all__ = ["pdb_from_raw"]
 
 
 def pdb_from_raw(raw: object) -> PodDisruptionBudget:
-    r = Reader("PodDisruptionBudget <unnamed>")
-    if not isinstance(raw, dict):
-        raise r.error("", f"expected an object, got {type(raw).__name__}")
-    meta = r.mapping(raw.get("metadata"), "metadata")
-    namespace = r.string(meta.get("namespace"), "metadata.namespace") or "default"
-    r = Reader(f"PodDisruptionBudget {namespace}/<unnamed>")
-    name = r.required_string(meta.get("name"), "metadata.name")
-    r = Reader(f"PodDisruptionBudget {namespace}/{name}")
-    spec = r.mapping(raw.get("spec"), "spec")
-    status = r.mapping(raw.get("status"), "status")
+    r, meta = named_reader(raw, "PodDisruptionBudget", namespaced=True)
+    body = raw if isinstance(raw, dict) else {}  # named_reader refused anything else
+    namespace = str(meta.get("namespace") or "default")
+    name = str(meta["name"])
+    spec = r.mapping(body.get("spec"), "spec")
+    status = r.mapping(body.get("status"), "status")
     raw_selector = spec.get("selector")
     selector = (
         None

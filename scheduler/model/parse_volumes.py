@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from scheduler.model.parse_common import Reader
+from scheduler.model.parse_common import Reader, named_reader
 from scheduler.model.parse_selectors import label_selector_from_raw, node_selector_from_raw
 from scheduler.model.quantity import int_value
 from scheduler.model.volumes import (
@@ -117,23 +117,6 @@ def pod_volumes_from_raw(r: Reader, value: object, pod_name: str) -> tuple[PodVo
 
 
 # -- shared fields -----------------------------------------------------------------------------
-
-
-def named_reader(
-    raw: object, kind: str, *, namespaced: bool
-) -> tuple[Reader, Mapping[str, object]]:
-    """A Reader naming ``kind [ns/]name`` and the object's metadata."""
-    r = Reader(f"{kind} <unnamed>")
-    if not isinstance(raw, dict):
-        raise r.error("", f"expected an object, got {type(raw).__name__}")
-    meta = r.mapping(raw.get("metadata"), "metadata")
-    if namespaced:
-        namespace = r.string(meta.get("namespace"), "metadata.namespace") or "default"
-        r = Reader(f"{kind} {namespace}/<unnamed>")
-        name = r.required_string(meta.get("name"), "metadata.name")
-        return Reader(f"{kind} {namespace}/{name}"), meta
-    name = r.required_string(meta.get("name"), "metadata.name")
-    return Reader(f"{kind} {name}"), meta
 
 
 def _controller_uid(r: Reader, meta: Mapping[str, object]) -> str:

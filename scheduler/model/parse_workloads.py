@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler.model.labels import LabelSelector, Operator, Requirement
-from scheduler.model.parse_common import Reader
+from scheduler.model.parse_common import Reader, named_reader
 from scheduler.model.parse_selectors import canonical, label_selector_from_raw
 from scheduler.model.workloads import Controller, ControllerKind, ControllerRef, Namespace, Service
 
@@ -32,23 +32,8 @@ _KIND_NAMES = {
 }
 
 
-def _named(raw: object, kind: str, *, namespaced: bool) -> tuple[Reader, Mapping[str, object]]:
-    """A Reader naming ``kind ns/name`` and the object's metadata."""
-    r = Reader(f"{kind} <unnamed>")
-    if not isinstance(raw, dict):
-        raise r.error("", f"expected an object, got {type(raw).__name__}")
-    meta = r.mapping(raw.get("metadata"), "metadata")
-    if namespaced:
-        namespace = r.string(meta.get("namespace"), "metadata.namespace") or "default"
-        r = Reader(f"{kind} {namespace}/<unnamed>")
-        name = r.required_string(meta.get("name"), "metadata.name")
-        return Reader(f"{kind} {namespace}/{name}"), meta
-    name = r.required_string(meta.get("name"), "metadata.name")
-    return Reader(f"{kind} {name}"), meta
-
-
 def namespace_from_raw(raw: object) -> Namespace:
-    r, meta = _named(raw, "Namespace", namespaced=False)
+    r, meta = named_reader(raw, "Namespace", namespaced=False)
     return Namespace(
         name=str(meta["name"]),
         resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
@@ -57,7 +42,7 @@ def namespace_from_raw(raw: object) -> Namespace:
 
 
 def service_from_raw(raw: object) -> Service:
-    r, meta = _named(raw, "Service", namespaced=True)
+    r, meta = named_reader(raw, "Service", namespaced=True)
     spec = r.mapping(raw.get("spec") if isinstance(raw, dict) else None, "spec")
     selector = spec.get("selector")
     return Service(
@@ -71,7 +56,7 @@ def service_from_raw(raw: object) -> Service:
 def controller_from_raw(raw: object, kind: ControllerKind) -> Controller:
     """A ReplicationController (``spec.selector`` a label map) or a ReplicaSet/StatefulSet
     (``spec.selector`` a LabelSelector)."""
-    r, meta = _named(raw, _KIND_NAMES[kind], namespaced=True)
+    r, meta = named_reader(raw, _KIND_NAMES[kind], namespaced=True)
     spec = r.mapping(raw.get("spec") if isinstance(raw, dict) else None, "spec")
     if kind is ControllerKind.REPLICATION_CONTROLLER:
         labels = r.string_map(spec.get("selector"), "spec.selector")
