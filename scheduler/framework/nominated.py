@@ -48,16 +48,9 @@ def run_add_pod(
 ) -> st.Status:
     """Every extension's ``add_pod`` whose PreFilter did not Skip (kube's
     RunPreFilterExtensionAddPod); a failure is an Error naming the plugin."""
-    skip = state.skip_filter_plugins
-    for plugin in plugins:
-        if plugin.name in skip:
-            continue
-        status = plugin.add_pod(state, pod, to_add, node_info)
-        if not status.is_success:
-            return st.error(
-                f'running AddPod on PreFilter plugin "{plugin.name}": {status.message()}'
-            )
-    return st.SUCCESS
+    return _run_extensions(
+        plugins, state, "AddPod", lambda p: p.add_pod(state, pod, to_add, node_info)
+    )
 
 
 def run_remove_pod(
@@ -69,14 +62,25 @@ def run_remove_pod(
 ) -> st.Status:
     """Every extension's ``remove_pod`` whose PreFilter did not Skip (kube's
     RunPreFilterExtensionRemovePod); a failure is an Error naming the plugin."""
+    return _run_extensions(
+        plugins, state, "RemovePod", lambda p: p.remove_pod(state, pod, to_remove, node_info)
+    )
+
+
+def _run_extensions(
+    plugins: Sequence[PreFilterExtensions],
+    state: CycleState,
+    what: str,
+    call: Callable[[PreFilterExtensions], st.Status],
+) -> st.Status:
     skip = state.skip_filter_plugins
     for plugin in plugins:
         if plugin.name in skip:
             continue
-        status = plugin.remove_pod(state, pod, to_remove, node_info)
+        status = call(plugin)
         if not status.is_success:
             message = status.message()
-            return st.error(f'running RemovePod on PreFilter plugin "{plugin.name}": {message}')
+            return st.error(f'running {what} on PreFilter plugin "{plugin.name}": {message}')
     return st.SUCCESS
 
 
