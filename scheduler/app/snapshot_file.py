@@ -54,6 +54,7 @@ from scheduler.model.parse_volumes import (
 from scheduler.model.workloads import Controller, ControllerKind, Namespace, Service
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from scheduler.model.disruption import PodDisruptionBudget
@@ -64,6 +65,17 @@ if TYPE_CHECKING:
         PersistentVolume,
         PersistentVolumeClaim,
         StorageClass,
+    )
+
+    _Record = (
+        Namespace
+        | Service
+        | Controller
+        | PersistentVolume
+        | PersistentVolumeClaim
+        | StorageClass
+        | CSINode
+        | PodDisruptionBudget
     )
 
 __all__ = [
@@ -94,11 +106,26 @@ USED_KINDS = {
 }
 """Kind → API group of the objects a decision reads today; every other kind is ignored."""
 
-_CONTROLLER_KINDS = {
-    "ReplicationController": ControllerKind.REPLICATION_CONTROLLER,
-    "ReplicaSet": ControllerKind.REPLICA_SET,
-    "StatefulSet": ControllerKind.STATEFUL_SET,
+_RECORD_KINDS: dict[str, tuple[Callable[[dict[str, object]], _Record], str]] = {
+    "Namespace": (namespace_from_raw, "namespaces"),
+    "Service": (service_from_raw, "services"),
+    "ReplicationController": (
+        lambda raw: controller_from_raw(raw, ControllerKind.REPLICATION_CONTROLLER),
+        "controllers",
+    ),
+    "ReplicaSet": (lambda raw: controller_from_raw(raw, ControllerKind.REPLICA_SET), "controllers"),
+    "StatefulSet": (
+        lambda raw: controller_from_raw(raw, ControllerKind.STATEFUL_SET),
+        "controllers",
+    ),
+    "PersistentVolume": (pv_from_raw, "pvs"),
+    "PersistentVolumeClaim": (pvc_from_raw, "pvcs"),
+    "StorageClass": (storage_class_from_raw, "storage_classes"),
+    "CSINode": (csi_node_from_raw, "csi_nodes"),
+    "PodDisruptionBudget": (pdb_from_raw, "disruption_budgets"),
 }
+"""Kinds besides Nodes and Pods: the parser and the ``Snapshot`` list each record joins
+(duplicates are named ``Kind [namespace/]name``)."""
 
 
 class InputError(ValueError):
@@ -229,38 +256,13 @@ class _Builder:
                 snapshot.running.append(pod)
             elif pod.scheduler_name in self._names and not pod.terminal:
                 snapshot.pending.append(pod)
-        elif kind == "Namespace":
-            namespace = namespace_from_raw(raw)
-            self._once(f"Namespace {namespace.name}", place)
-            snapshot.namespaces.append(namespace)
-        elif kind == "PersistentVolume":
-            pv = pv_from_raw(raw)
-            self._once(f"PersistentVolume {pv.name}", place)
-            snapshot.pvs.append(pv)
-        elif kind == "PersistentVolumeClaim":
-            pvc = pvc_from_raw(raw)
-            self._once(f"PersistentVolumeClaim {pvc.namespace}/{pvc.name}", place)
-            snapshot.pvcs.append(pvc)
-        elif kind == "StorageClass":
-            storage_class = storage_class_from_raw(raw)
-            self._once(f"StorageClass {storage_class.name}", place)
-            snapshot.storage_classes.append(storage_class)
-        elif kind == "CSINode":
-            csi_node = csi_node_from_raw(raw)
-            self._once(f"CSINode {csi_node.name}", place)
-            snapshot.csi_nodes.append(csi_node)
-        elif kind == "PodDisruptionBudget":
-            budget = pdb_from_raw(raw)
-            self._once(f"PodDisruptionBudget {budget.key}", place)
-            snapshot.disruption_budgets.append(budget)
-        elif kind == "Service":
-            service = service_from_raw(raw)
-            self._once(f"Service {service.namespace}/{service.name}", place)
-            snapshot.services.append(service)
         else:
-            controller = controller_from_raw(raw, _CONTROLLER_KINDS[kind])
-            self._once(f"{kind} {controller.namespace}/{controller.name}", place)
-            snapshot.controllers.append(controller)
+            parse, field_name = _RECORD_KINDS[kind]
+            record = parse(raw)
+            namespace = getattr(record, "namespace", None)
+            name = record.name if namespace is None else f"{namespace}/{record.name}"
+            self._once(f"{kind} {name}", place)
+            getattr(snapshot, field_name).append(record)
 
     def _once(self, what: str, place: _Place) -> None:
         """Two documents with the same name (or uid) are one API object written twice (the
