@@ -202,7 +202,12 @@ class Api:
         sequence numbers of its ``first`` and ``last`` request among all bind requests, so
         a test can tell whether two clients ever bound in the same period."""
         self.watches_held_until = 0.0
-        """Loop time until which new watches wait (set by the server's fault clock)."""
+        """Loop time when the current partition ends (set by the server's fault clock)."""
+        self.watches_resume = asyncio.Event()
+        """Set while watches may start; the fault clock clears it for a partition and sets
+        it only after the compaction, so a held watch can never start before it (a timer
+        for the partition's end would race the compaction's timer)."""
+        self.watches_resume.set()
         self._bind_seq = 0
         self.snapshots = paging.Snapshots()
 
@@ -304,9 +309,7 @@ class Api:
 
     async def _watch(self, request: web.Request, t: Target) -> web.StreamResponse:
         pred = self._selector(request, t)
-        held = self.watches_held_until - asyncio.get_running_loop().time()
-        if held > 0:
-            await asyncio.sleep(held)  # a partition before a compaction (server fault clock)
+        await self.watches_resume.wait()  # a partition before a compaction (fault clock)
         bookmarks = _truthy(request.query.get("allowWatchBookmarks"))
         initial = _truthy(request.query.get("sendInitialEvents"))
         if initial and request.query.get("resourceVersionMatch") != "NotOlderThan":
@@ -338,10 +341,12 @@ class Api:
             if e.code != 410:
                 raise
             self.faults.count("watches_expired")
-            # kube answers an expired watch with 200 and one ERROR event carrying the Status.
-            await resp.prepare(request)
-            await resp.write(dumps({"type": "ERROR", "object": e.status()}) + b"\n")
-            await resp.write_eof()
+            # kube answers an expired watch with 200 and one ERROR event carrying the Status;
+            # a client that hung up while its watch was held gets nothing.
+            with contextlib.suppress(ConnectionResetError):
+                await resp.prepare(request)
+                await resp.write(dumps({"type": "ERROR", "object": e.status()}) + b"\n")
+                await resp.write_eof()
             return resp
         if initial:
             watcher.bookmark(self.store.rv, initial_events_end=True)

@@ -197,12 +197,14 @@ class SimServer:
         connected watcher's version is always current.)"""
         loop = asyncio.get_running_loop()
         self.api.watches_held_until = loop.time() + gap
+        self.api.watches_resume.clear()
         self._drop_watches()
         loop.call_later(gap, self._compact)
 
     def _compact(self) -> None:
         self.store.compact()
         self.faults.count("compactions")
+        self.api.watches_resume.set()
 
 
 def _namespace(name: str) -> dict[str, Any]:
