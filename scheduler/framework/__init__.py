@@ -1,13 +1,16 @@
 """The plugin contract and the runner (kube-scheduler's framework and runtime).
 
 The names below are the plugin-author surface: protocols for the extension points we run,
-Status and Code, CycleState with typed keys, and the score bounds. A test pins ``__all__``.
+Status and Code, CycleState with typed keys, the score bounds, and the cluster events a plugin
+declares for requeueing. A test pins ``__all__``.
 """
 
 from scheduler.framework.cycle_state import CycleState, StateKey
+from scheduler.framework.events import ClusterEvent
 from scheduler.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    EnqueueExtensions,
     FilterPlugin,
     Handle,
     NormalizeScorePlugin,
@@ -25,8 +28,10 @@ __all__ = [
     "MIN_NODE_SCORE",
     "SKIP",
     "SUCCESS",
+    "ClusterEvent",
     "Code",
     "CycleState",
+    "EnqueueExtensions",
     "FilterPlugin",
     "Handle",
     "NormalizeScorePlugin",

@@ -1,9 +1,10 @@
 """Diagnosis and FitError: why a pod fits no node, in kube-scheduler's words.
 
 The FailedScheduling message is a histogram of per-node reasons, e.g.
-``0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient
-cpu.`` Like kube (``FitError.Error``) the entries are ``"<count> <reason>"`` strings sorted as
-strings, so counts and reasons stay low-cardinality and aggregate across pods.
+``0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.`` Like
+kube (``FitError.Error``) the entries are ``"<count> <reason>"`` strings sorted as strings, so
+counts and reasons stay low-cardinality and aggregate across pods (since v1.35 kube no longer
+names the taint in TaintToleration's reason, see plugins/taint_toleration.py).
 """
 
 from __future__ import annotations
@@ -53,11 +54,3 @@ class FitError:
         if histogram:
             text += " " + ", ".join(histogram) + "."
         return text
-
-    def reasons(self) -> dict[str, int]:
-        """Reason → number of nodes (for metrics and logs)."""
-        counts: dict[str, int] = {}
-        for node_status in self.diagnosis.node_statuses.values():
-            for reason in node_status.reasons:
-                counts[reason] = counts.get(reason, 0) + 1
-        return counts

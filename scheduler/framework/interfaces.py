@@ -26,6 +26,11 @@ Contracts:
   the victims to evict there. It does no I/O: the cycle hands the victims to its
   ``Preemptor`` port, which deletes them. Success means "nominated"; Unschedulable means
   PostFilter could not help; the pod is requeued as unschedulable either way.
+- ``events_to_register`` (EnqueueExtensions, kube's EventsToRegister) names the cluster events
+  that may make a pod this plugin rejected schedulable; the queue moves such a pod only on
+  one of them. A plugin that can reject (PreFilter, Filter) should declare them: without it,
+  every event wakes its pods. An empty answer means no event can help (only a change of the
+  pod itself, or the periodic flush).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ if TYPE_CHECKING:
     from scheduler.cache.snapshot import Snapshot
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.diagnosis import FitError
+    from scheduler.framework.events import ClusterEvent
     from scheduler.framework.profile import PreFilterResult
     from scheduler.framework.status import Status
     from scheduler.model.pod import Pod
@@ -178,3 +184,10 @@ class PostFilterPlugin(Plugin, Protocol):
 @runtime_checkable
 class SignPlugin(Plugin, Protocol):
     def sign_pod(self, pod: Pod) -> Hashable | None: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    def events_to_register(self) -> Collection[ClusterEvent]:
+        """The events that may make a pod this plugin rejected schedulable."""
+        ...

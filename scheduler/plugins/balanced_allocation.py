@@ -8,8 +8,9 @@ the balance as it was, 100 from fully imbalanced to balanced, 50 the other way
 (kubernetes#135573, since v1.36; before, the balance with the pod alone). It uses plain
 requests, not the 100m/200Mi non-zero defaults (kube's ``useRequested``). A pod that
 requests none of the resources is best-effort: PreScore returns Skip so such pods do not
-all pile onto one node (kubernetes#129138). Neighbours: helpers (scorer, args readers,
-resources fragment shared with NodeResourcesFit).
+all pile onto one node (kubernetes#129138). Neighbours: resource_allocation
+(scorer, ``resources`` args), signature_fragments (the resources fragment shared with
+NodeResourcesFit).
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ from typing import TYPE_CHECKING, Final
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
 from scheduler.framework.interfaces import MAX_NODE_SCORE
-from scheduler.plugins import helpers, names
+from scheduler.plugins import (
+    names,
+    plugin_args,
+    resource_allocation,
+    score_math,
+    signature_fragments,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Sequence
@@ -36,11 +43,11 @@ _PRE_SCORE_KEY: Final[StateKey[tuple[int, ...]]] = StateKey(
 )
 
 
-def parse_resources(args: PluginArgs) -> tuple[helpers.ResourceSpec, ...]:
+def parse_resources(args: PluginArgs) -> tuple[resource_allocation.ResourceSpec, ...]:
     """``resources`` (default cpu and memory); each weight must be 1, names unique."""
-    helpers.check_fields(args, ARGS, ("resources",))
+    plugin_args.check_fields(args, ARGS, ("resources",))
     where = f"{ARGS}.resources"
-    resources = helpers.parse_resource_specs(args.get("resources"), where)
+    resources = resource_allocation.parse_resource_specs(args.get("resources"), where)
     seen: set[str] = set()
     for i, spec in enumerate(resources):
         if spec.name in seen:
@@ -63,7 +70,7 @@ class NodeResourcesBalancedAllocation:
         self.resources = parse_resources(args)
         self._pod: Sequence[int] = ()
         """The pod's requests while one node is scored (scoring is synchronous)."""
-        self._scorer = helpers.ResourceAllocationScorer(
+        self._scorer = resource_allocation.ResourceAllocationScorer(
             self.resources,
             use_requested=True,
             scorer=self._change,
@@ -75,15 +82,17 @@ class NodeResourcesBalancedAllocation:
         # left out has allocatable 0 and is skipped by the balance either way.
         without = [req - want for req, want in zip(requested, self._pod, strict=True)]
         return _improvement(
-            helpers.balanced_resource_scorer(requested, allocatable),
-            helpers.balanced_resource_scorer(without, allocatable),
+            resource_allocation.balanced_resource_scorer(requested, allocatable),
+            resource_allocation.balanced_resource_scorer(without, allocatable),
         )
 
     def _pair_change(self, cpu: int, cpu_cap: int, memory: int, memory_cap: int) -> int:
         pod_cpu, pod_memory = self._pod
         return _improvement(
-            helpers.balanced_pair_scorer(cpu, cpu_cap, memory, memory_cap),
-            helpers.balanced_pair_scorer(cpu - pod_cpu, cpu_cap, memory - pod_memory, memory_cap),
+            resource_allocation.balanced_pair_scorer(cpu, cpu_cap, memory, memory_cap),
+            resource_allocation.balanced_pair_scorer(
+                cpu - pod_cpu, cpu_cap, memory - pod_memory, memory_cap
+            ),
         )
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> st.Status:
@@ -103,11 +112,11 @@ class NodeResourcesBalancedAllocation:
         return self._scorer.score(node_info, requests)
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
-        return helpers.resources_fragment(pod)
+        return signature_fragments.resources_fragment(pod)
 
 
 def _improvement(with_pod: int, without_pod: int) -> int:
     """kube's ``MaxNodeScore/2 + (MaxNodeScore/2 + with - without) / 2`` (int64 division;
     both balances are within [50, 100], so the dividend is never negative)."""
     half = MAX_NODE_SCORE // 2
-    return half + helpers.go_div(half + with_pod - without_pod, 2)
+    return half + score_math.go_div(half + with_pod - without_pod, 2)

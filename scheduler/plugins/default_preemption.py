@@ -17,14 +17,15 @@ victims``.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from scheduler.framework import preemption
 from scheduler.framework import status as st
 from scheduler.framework.diagnosis import Diagnosis, FitError
+from scheduler.framework.events import ClusterEvent
 from scheduler.framework.interfaces import PostFilterResult
 from scheduler.model.pod import PREEMPT_NEVER
-from scheduler.plugins import helpers, names
+from scheduler.plugins import names, plugin_args
 
 if TYPE_CHECKING:
     from scheduler.framework.cycle_state import CycleState
@@ -44,12 +45,14 @@ _OFFSET_SALT = 0x5EED_0FF5E7
 def parse_args(args: PluginArgs) -> tuple[int, int]:
     """(minCandidateNodesPercentage, minCandidateNodesAbsolute), validated as kube's
     ValidateDefaultPreemptionArgs."""
-    helpers.check_fields(args, _ARGS, ("minCandidateNodesPercentage", "minCandidateNodesAbsolute"))
-    percentage = helpers.as_int(
+    plugin_args.check_fields(
+        args, _ARGS, ("minCandidateNodesPercentage", "minCandidateNodesAbsolute")
+    )
+    percentage = plugin_args.as_int(
         args.get("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE),
         f"{_ARGS}.minCandidateNodesPercentage",
     )
-    absolute = helpers.as_int(
+    absolute = plugin_args.as_int(
         args.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE),
         f"{_ARGS}.minCandidateNodesAbsolute",
     )
@@ -65,6 +68,10 @@ def parse_args(args: PluginArgs) -> tuple[int, int]:
     return percentage, absolute
 
 
+_EVENTS: Final = (ClusterEvent.ASSIGNED_POD_DELETE,)
+"""The cluster events that may undo a rejection (see :meth:`events_to_register`)."""
+
+
 class DefaultPreemption:
     name = names.DEFAULT_PREEMPTION
 
@@ -77,6 +84,11 @@ class DefaultPreemption:
         source = random.Random()
         source.setstate(handle.rng.getstate())
         self.rng = random.Random(source.getrandbits(64) ^ _OFFSET_SALT)
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        """kube (SchedulerAsyncPreemption, on by default): AssignedPod/Delete, the
+        victims' deletion lets the preemptor go."""
+        return _EVENTS
 
     # -- PostFilter ----------------------------------------------------------------------
 

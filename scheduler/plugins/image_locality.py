@@ -7,7 +7,7 @@ piling pods onto the few nodes with a popular image. The sum is clamped to
 [23 MiB, 1000 MiB * containers] and mapped linearly onto 0..100. There is no
 NormalizeScore. Image counts per name come from the snapshot (``Snapshot.image_num_nodes``,
 ``num_nodes``) through the Handle. Neighbours: cache.snapshot, model.pod (normalized
-image names), helpers (signer key).
+image names), signature_fragments (signer key).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 from scheduler.framework import status as st
 from scheduler.framework.interfaces import MAX_NODE_SCORE
-from scheduler.plugins import helpers, names
+from scheduler.plugins import names, plugin_args, score_math, signature_fragments
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Sequence
@@ -40,7 +40,7 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
         sum_scores = MIN_THRESHOLD
     elif sum_scores > max_threshold:
         sum_scores = max_threshold
-    return helpers.go_div(
+    return score_math.go_div(
         MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD
     )
 
@@ -57,7 +57,7 @@ class ImageLocality:
     name: str = names.IMAGE_LOCALITY
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
-        helpers.check_fields(args, "ImageLocalityArgs", ())
+        plugin_args.check_fields(args, "ImageLocalityArgs", ())
         self._handle = handle
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> st.Status:
@@ -84,4 +84,4 @@ class ImageLocality:
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
         # Sorted with repeats: the sum ignores order, but counts each container.
-        return (helpers.IMAGE_NAMES_SIGNER, tuple(sorted(pod.images)))
+        return (signature_fragments.IMAGE_NAMES_SIGNER, tuple(sorted(pod.images)))

@@ -33,11 +33,13 @@ namespace labels, pod_index), cache.node_info (pods_with_affinity), model.affini
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
+from scheduler.framework.events import ClusterEvent
 from scheduler.framework.interfaces import MAX_NODE_SCORE
+from scheduler.plugins import names
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Iterable, Iterator, Sequence
@@ -51,7 +53,7 @@ if TYPE_CHECKING:
     from scheduler.model.node import Node
     from scheduler.model.pod import Pod
 
-NAME = "InterPodAffinity"
+NAME = names.INTER_POD_AFFINITY
 
 ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = (
     "node(s) didn't satisfy existing pods anti-affinity rules"
@@ -97,6 +99,15 @@ _PRE_FILTER_KEY: StateKey[_PreFilterState] = StateKey("PreFilter" + NAME)
 _PRE_SCORE_KEY: StateKey[_PreScoreState] = StateKey("PreScore" + NAME)
 
 
+_EVENTS: Final = (
+    ClusterEvent.NODE_ADD,
+    ClusterEvent.NODE_UPDATE,
+    ClusterEvent.ASSIGNED_POD_ADD,
+    ClusterEvent.ASSIGNED_POD_DELETE,
+)
+"""The cluster events that may undo a rejection (see :meth:`events_to_register`)."""
+
+
 class InterPodAffinity:
     """kube's InterPodAffinity: PreFilter, Filter, PreScore, Score, NormalizeScore, Sign."""
 
@@ -109,6 +120,10 @@ class InterPodAffinity:
         )
 
     # -- PreFilter / Filter -----------------------------------------------------------------
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        """kube: AssignedPod/Add|UpdatePodLabel|Delete, Node/Add|UpdateNodeLabel."""
+        return _EVENTS
 
     def pre_filter(
         self, state: CycleState, pod: Pod, snapshot: Snapshot

@@ -1,9 +1,12 @@
 """Plugin names, byte-for-byte kube-scheduler's (pkg/scheduler/framework/plugins/names).
 
-They appear in the configuration file, in metrics labels and in Status.plugin, so every
-layer that names a plugin imports it from here rather than spelling it again. The registry
-(``plugins/__init__.py``) maps these names to factories; each plugin class also carries its
-name as the class attribute ``name``.
+They appear in the configuration file, in metrics labels and in Status.plugin, so the
+plugins and the layers above them (batching, queueing, cycle, app) import them from here
+rather than spelling them again. The one exception is ``framework.config``: it sits below
+plugins and spells kube's default profile itself (``DEFAULT_PLUGINS``, ``BUILT_IN``); a
+contract test keeps that list equal to ``IN_TREE``. The registry (``plugins/__init__.py``)
+maps these names to factories; each plugin class also carries its name as the class
+attribute ``name``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ there is nothing to check. Filter checks addedAffinity first ("node(s) didn't ma
 scheduler-enforced node affinity"), then the pod's nodeSelector and required terms
 ("node(s) didn't match Pod's node affinity/selector"); both UnschedulableAndUnresolvable.
 Score sums the weights of matching preferred terms; NormalizeScore scales by the maximum.
-Neighbours: model.labels (matching records), helpers (normalization, args readers).
+Neighbours: model.labels (matching records), score_math (normalization), plugin_args.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from scheduler.framework import status as st
+from scheduler.framework.events import ClusterEvent
 from scheduler.framework.interfaces import MAX_NODE_SCORE
+from scheduler.model import parse_common
 from scheduler.model.labels import (
     NodeSelector,
     NodeSelectorTerm,
@@ -24,7 +26,7 @@ from scheduler.model.labels import (
     PreferredSchedulingTerm,
     Requirement,
 )
-from scheduler.plugins import helpers, names
+from scheduler.plugins import names, plugin_args, score_math, signature_fragments
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping, Sequence
@@ -52,13 +54,13 @@ _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
 
 def _parse_requirement(value: object, where: str, *, field: bool) -> Requirement:
-    raw = helpers.as_mapping(value, where)
-    helpers.check_fields(raw, where, ("key", "operator", "values"))
-    key = helpers.as_str(raw.get("key", ""), f"{where}.key")
-    op_name = helpers.as_str(raw.get("operator", ""), f"{where}.operator")
+    raw = plugin_args.as_mapping(value, where)
+    plugin_args.check_fields(raw, where, ("key", "operator", "values"))
+    key = plugin_args.as_str(raw.get("key", ""), f"{where}.key")
+    op_name = plugin_args.as_str(raw.get("operator", ""), f"{where}.operator")
     values = tuple(
-        helpers.as_str(v, f"{where}.values[{i}]")
-        for i, v in enumerate(helpers.as_list(raw.get("values") or [], f"{where}.values"))
+        plugin_args.as_str(v, f"{where}.values[{i}]")
+        for i, v in enumerate(plugin_args.as_list(raw.get("values") or [], f"{where}.values"))
     )
     try:
         op = Operator(op_name)
@@ -74,7 +76,7 @@ def _parse_requirement(value: object, where: str, *, field: bool) -> Requirement
         if len(values) != 1:
             raise ValueError(f"{where}.values: must have one element for a field selector")
         return Requirement(key, op, values)
-    if not helpers.is_qualified_name(key):
+    if not parse_common.is_qualified_name(key):
         raise ValueError(f'{where}.key: invalid label key "{key}"')
     if op in (Operator.IN, Operator.NOT_IN) and not values:
         raise ValueError(f"{where}.values: must be specified when `operator` is 'In' or 'NotIn'")
@@ -95,12 +97,12 @@ def _parse_requirement(value: object, where: str, *, field: bool) -> Requirement
 
 
 def _parse_term(value: object, where: str) -> NodeSelectorTerm:
-    raw = helpers.as_mapping(value, where)
-    helpers.check_fields(raw, where, ("matchExpressions", "matchFields"))
+    raw = plugin_args.as_mapping(value, where)
+    plugin_args.check_fields(raw, where, ("matchExpressions", "matchFields"))
     parts = []
     for name, is_field in (("matchExpressions", False), ("matchFields", True)):
         at = f"{where}.{name}"
-        items = helpers.as_list(raw.get(name) or [], at)
+        items = plugin_args.as_list(raw.get(name) or [], at)
         parts.append(
             tuple(_parse_requirement(v, f"{at}[{i}]", field=is_field) for i, v in enumerate(items))
         )
@@ -112,29 +114,29 @@ def parse_added_affinity(
 ) -> tuple[NodeSelector | None, tuple[PreferredSchedulingTerm, ...]]:
     """``addedAffinity`` → (required selector or None, preferred terms); ValueError names
     the field."""
-    helpers.check_fields(args, ARGS, ("addedAffinity",))
+    plugin_args.check_fields(args, ARGS, ("addedAffinity",))
     raw = args.get("addedAffinity")
     if raw is None:
         return None, ()
     where = f"{ARGS}.addedAffinity"
-    added = helpers.as_mapping(raw, where)
-    helpers.check_fields(added, where, (_REQUIRED, _PREFERRED))
+    added = plugin_args.as_mapping(raw, where)
+    plugin_args.check_fields(added, where, (_REQUIRED, _PREFERRED))
     required: NodeSelector | None = None
     if added.get(_REQUIRED) is not None:
         at = f"{where}.{_REQUIRED}"
-        selector = helpers.as_mapping(added[_REQUIRED], at)
-        helpers.check_fields(selector, at, ("nodeSelectorTerms",))
+        selector = plugin_args.as_mapping(added[_REQUIRED], at)
+        plugin_args.check_fields(selector, at, ("nodeSelectorTerms",))
         at = f"{at}.nodeSelectorTerms"
-        terms = helpers.as_list(selector.get("nodeSelectorTerms") or [], at)
+        terms = plugin_args.as_list(selector.get("nodeSelectorTerms") or [], at)
         if not terms:
             raise ValueError(f"{at}: must have at least one node selector term")
         required = NodeSelector(tuple(_parse_term(t, f"{at}[{i}]") for i, t in enumerate(terms)))
     preferred = []
     at = f"{where}.{_PREFERRED}"
-    for i, item in enumerate(helpers.as_list(added.get(_PREFERRED) or [], at)):
-        entry = helpers.as_mapping(item, f"{at}[{i}]")
-        helpers.check_fields(entry, f"{at}[{i}]", ("weight", "preference"))
-        weight = helpers.as_int(entry.get("weight", 0), f"{at}[{i}].weight")
+    for i, item in enumerate(plugin_args.as_list(added.get(_PREFERRED) or [], at)):
+        entry = plugin_args.as_mapping(item, f"{at}[{i}]")
+        plugin_args.check_fields(entry, f"{at}[{i}]", ("weight", "preference"))
+        weight = plugin_args.as_int(entry.get("weight", 0), f"{at}[{i}].weight")
         if not 1 <= weight <= 100:
             raise ValueError(f"{at}[{i}].weight: {weight} must be in the range 1-100")
         term = _parse_term(entry.get("preference") or {}, f"{at}[{i}].preference")
@@ -194,6 +196,10 @@ def _preferred_score(
     return total
 
 
+_EVENTS: Final = (ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE)
+"""The cluster events that may undo a rejection (see :meth:`events_to_register`)."""
+
+
 class NodeAffinity:
     """PreFilter, Filter, PreScore, Score, NormalizeScore, Sign.
 
@@ -209,6 +215,10 @@ class NodeAffinity:
             _selector_form(self.added_required),
             _preferred_form(self.added_preferred),
         )
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        """kube: Node/Add|UpdateNodeLabel."""
+        return _EVENTS
 
     def pre_filter(
         self, state: CycleState, pod: Pod, snapshot: Snapshot
@@ -267,7 +277,7 @@ class NodeAffinity:
     def normalize_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]
     ) -> st.Status:
-        helpers.default_normalize_score(MAX_NODE_SCORE, False, scores)
+        score_math.default_normalize_score(MAX_NODE_SCORE, False, scores)
         return st.SUCCESS
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
@@ -277,4 +287,4 @@ class NodeAffinity:
             _preferred_form(pod.preferred_node_affinity),
             self._added_form,
         )
-        return (helpers.NODE_AFFINITY_SIGNER, value)
+        return (signature_fragments.NODE_AFFINITY_SIGNER, value)

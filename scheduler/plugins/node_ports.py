@@ -4,7 +4,7 @@ Port of kube-scheduler's plugins/nodeports with the conflict rule of its HostPor
 two ports conflict when protocol and port are equal and either host IP is the wildcard
 ``0.0.0.0`` or the IPs are equal. NodeInfo.used_ports counts ports in use, keyed by
 HostPort (IP and protocol already defaulted by the model). Neighbours: model.pod
-(HostPort), cache.node_info (used_ports), helpers (signer key).
+(HostPort), cache.node_info (used_ports), signature_fragments (signer key).
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Final
 
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
+from scheduler.framework.events import ClusterEvent
 from scheduler.model.pod import HostPort
-from scheduler.plugins import helpers, names
+from scheduler.plugins import names, plugin_args, signature_fragments
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
@@ -71,13 +72,22 @@ def fits(wanted: _WantedPorts, used: dict[HostPort, int]) -> bool:
     return True
 
 
+_EVENTS: Final = (ClusterEvent.NODE_ADD, ClusterEvent.ASSIGNED_POD_DELETE)
+"""The cluster events that may undo a rejection (see :meth:`events_to_register`)."""
+
+
 class NodePorts:
     """PreFilter (Skip when the pod wants no host port), Filter, Sign. Takes no args."""
 
     name: str = names.NODE_PORTS
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
-        helpers.check_fields(args, "NodePortsArgs", ())
+        plugin_args.check_fields(args, "NodePortsArgs", ())
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        """kube: Node/Add, AssignedPod/Delete (frees its ports; ports are immutable,
+        so no update helps)."""
+        return _EVENTS
 
     def pre_filter(
         self, state: CycleState, pod: Pod, snapshot: Snapshot
@@ -97,4 +107,4 @@ class NodePorts:
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
         ports = sorted({(hp.host_ip, hp.protocol, hp.port) for hp in pod.host_ports})
-        return (helpers.HOST_PORTS_SIGNER, tuple(ports))
+        return (signature_fragments.HOST_PORTS_SIGNER, tuple(ports))

@@ -6,9 +6,10 @@ and then cpu, memory, ephemeral-storage and every scalar (extended, hugepages) r
 pod requests, and returns *all* insufficient reasons in one Status ("Too many pods",
 "Insufficient cpu", ...). The code is Unschedulable, or UnschedulableAndUnresolvable when
 some request exceeds the node's whole allocatable (no preemption can help there), as kube
-does since v1.32. Score uses ``helpers.ResourceAllocationScorer`` with the LeastAllocated,
-MostAllocated or RequestedToCapacityRatio strategy. Neighbours: helpers (scoring math,
-args readers, resources fragment shared with BalancedAllocation), cache.node_info.
+does since v1.32. Score uses ``resource_allocation.ResourceAllocationScorer`` with the
+LeastAllocated, MostAllocated or RequestedToCapacityRatio strategy. Neighbours:
+resource_allocation (the scorer), plugin_args, signature_fragments (the resources fragment
+shared with BalancedAllocation), model.parse_common (resource names), cache.node_info.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from typing import TYPE_CHECKING, Final
 
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
-from scheduler.plugins import helpers, names
+from scheduler.framework.events import ClusterEvent
+from scheduler.model import parse_common
+from scheduler.plugins import names, plugin_args, resource_allocation, signature_fragments
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Sequence
@@ -41,6 +44,15 @@ INSUFFICIENT_MEMORY: Final = "Insufficient memory"
 INSUFFICIENT_EPHEMERAL: Final = "Insufficient ephemeral-storage"
 
 
+def is_extended_resource_name(name: str) -> bool:
+    """kube's v1helper.IsExtendedResourceName: a domain outside ``*kubernetes.io/``, and a
+    valid quota name once prefixed with ``requests.`` (the only names ``ignoredResources``
+    and ``ignoredResourceGroups`` apply to)."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return parse_common.is_qualified_name("requests." + name)
+
+
 @dataclass(frozen=True, slots=True)
 class FitArgs:
     """Validated NodeResourcesFitArgs with kube's defaults applied."""
@@ -48,30 +60,30 @@ class FitArgs:
     ignored_resources: frozenset[str]
     ignored_resource_groups: frozenset[str]
     strategy: str
-    resources: tuple[helpers.ResourceSpec, ...]
+    resources: tuple[resource_allocation.ResourceSpec, ...]
     shape: tuple[tuple[int, int], ...]
     """(utilization 0..100, score 0..10) points; only for RequestedToCapacityRatio."""
 
 
 def parse_args(args: PluginArgs) -> FitArgs:
     """Validate ``args``; messages start with the field path (ValueError)."""
-    helpers.check_fields(
+    plugin_args.check_fields(
         args, ARGS, ("ignoredResources", "ignoredResourceGroups", "scoringStrategy")
     )
     ignored = []
     where = f"{ARGS}.ignoredResources"
-    for i, item in enumerate(helpers.as_list(args.get("ignoredResources") or [], where)):
-        name = helpers.as_str(item, f"{where}[{i}]")
-        if not helpers.is_qualified_name(name):
+    for i, item in enumerate(plugin_args.as_list(args.get("ignoredResources") or [], where)):
+        name = plugin_args.as_str(item, f"{where}[{i}]")
+        if not parse_common.is_qualified_name(name):
             raise ValueError(f'{where}[{i}]: invalid resource name "{name}"')
         ignored.append(name)
     groups = []
     where = f"{ARGS}.ignoredResourceGroups"
-    for i, item in enumerate(helpers.as_list(args.get("ignoredResourceGroups") or [], where)):
-        group = helpers.as_str(item, f"{where}[{i}]")
+    for i, item in enumerate(plugin_args.as_list(args.get("ignoredResourceGroups") or [], where)):
+        group = plugin_args.as_str(item, f"{where}[{i}]")
         if "/" in group:
             raise ValueError(f"{where}[{i}]: resource group name can't contain '/'")
-        if not helpers.is_qualified_name(group):
+        if not parse_common.is_qualified_name(group):
             raise ValueError(f'{where}[{i}]: invalid resource group name "{group}"')
         groups.append(group)
 
@@ -79,15 +91,21 @@ def parse_args(args: PluginArgs) -> FitArgs:
     raw_strategy = args.get("scoringStrategy")
     if raw_strategy is None:
         return FitArgs(
-            frozenset(ignored), frozenset(groups), LEAST_ALLOCATED, helpers.DEFAULT_RESOURCES, ()
+            frozenset(ignored),
+            frozenset(groups),
+            LEAST_ALLOCATED,
+            resource_allocation.DEFAULT_RESOURCES,
+            (),
         )
-    strategy = helpers.as_mapping(raw_strategy, where)
-    helpers.check_fields(strategy, where, ("type", "resources", "requestedToCapacityRatio"))
-    kind = helpers.as_str(strategy.get("type", ""), f"{where}.type")
+    strategy = plugin_args.as_mapping(raw_strategy, where)
+    plugin_args.check_fields(strategy, where, ("type", "resources", "requestedToCapacityRatio"))
+    kind = plugin_args.as_str(strategy.get("type", ""), f"{where}.type")
     if kind not in STRATEGIES:
         supported = ", ".join(f'"{s}"' for s in STRATEGIES)
         raise ValueError(f'{where}.type: unknown value "{kind}" (supported: {supported})')
-    resources = helpers.parse_resource_specs(strategy.get("resources"), f"{where}.resources")
+    resources = resource_allocation.parse_resource_specs(
+        strategy.get("resources"), f"{where}.resources"
+    )
     for i, spec in enumerate(resources):
         if not 0 < spec.weight <= 100:
             raise ValueError(
@@ -97,8 +115,8 @@ def parse_args(args: PluginArgs) -> FitArgs:
     shape: tuple[tuple[int, int], ...] = ()
     raw_ratio = strategy.get("requestedToCapacityRatio")
     if raw_ratio is not None:
-        ratio = helpers.as_mapping(raw_ratio, f"{where}.requestedToCapacityRatio")
-        helpers.check_fields(ratio, f"{where}.requestedToCapacityRatio", ("shape",))
+        ratio = plugin_args.as_mapping(raw_ratio, f"{where}.requestedToCapacityRatio")
+        plugin_args.check_fields(ratio, f"{where}.requestedToCapacityRatio", ("shape",))
         shape = _parse_shape(ratio.get("shape"), f"{where}.requestedToCapacityRatio.shape")
     elif kind == REQUESTED_TO_CAPACITY_RATIO:
         raise ValueError(f"{where}.requestedToCapacityRatio: required for type {kind}")
@@ -107,20 +125,20 @@ def parse_args(args: PluginArgs) -> FitArgs:
 
 def _parse_shape(value: object, where: str) -> tuple[tuple[int, int], ...]:
     points = []
-    for i, item in enumerate(helpers.as_list(value if value is not None else [], where)):
-        point = helpers.as_mapping(item, f"{where}[{i}]")
-        helpers.check_fields(point, f"{where}[{i}]", ("utilization", "score"))
-        utilization = helpers.as_int(point.get("utilization", 0), f"{where}[{i}].utilization")
-        score = helpers.as_int(point.get("score", 0), f"{where}[{i}].score")
+    for i, item in enumerate(plugin_args.as_list(value if value is not None else [], where)):
+        point = plugin_args.as_mapping(item, f"{where}[{i}]")
+        plugin_args.check_fields(point, f"{where}[{i}]", ("utilization", "score"))
+        utilization = plugin_args.as_int(point.get("utilization", 0), f"{where}[{i}].utilization")
+        score = plugin_args.as_int(point.get("score", 0), f"{where}[{i}].score")
         points.append((utilization, score))
     if not points:
         raise ValueError(f"{where}: at least one point must be specified")
     for i in range(1, len(points)):
         if points[i - 1][0] >= points[i][0]:
             raise ValueError(f"{where}[{i}].utilization: values must be sorted in increasing order")
-    top = helpers.MAX_CUSTOM_PRIORITY_SCORE
+    top = resource_allocation.MAX_CUSTOM_PRIORITY_SCORE
     for i, (utilization, score) in enumerate(points):
-        if not 0 <= utilization <= helpers.MAX_UTILIZATION:
+        if not 0 <= utilization <= resource_allocation.MAX_UTILIZATION:
             raise ValueError(f"{where}[{i}].utilization: {utilization} not in valid range [0, 100]")
         if not 0 <= score <= top:
             raise ValueError(f"{where}[{i}].score: {score} not in valid range [0, {top}]")
@@ -141,6 +159,10 @@ _PRE_FILTER_KEY: Final[StateKey[_Request]] = StateKey("PreFilter" + names.NODE_R
 _PRE_SCORE_KEY: Final[StateKey[tuple[int, ...]]] = StateKey("PreScore" + names.NODE_RESOURCES_FIT)
 
 
+_EVENTS: Final = (ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE, ClusterEvent.ASSIGNED_POD_DELETE)
+"""The cluster events that may undo a rejection (see :meth:`events_to_register`)."""
+
+
 class NodeResourcesFit:
     """PreFilter, Filter, PreScore, Score, Sign.
 
@@ -154,21 +176,25 @@ class NodeResourcesFit:
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
         self.args = parse_args(args)
         a = self.args
-        pair: helpers.PairScorer | None = None
+        pair: resource_allocation.PairScorer | None = None
         if a.strategy == MOST_ALLOCATED:
-            scorer = helpers.most_allocated_scorer(a.resources)
+            scorer = resource_allocation.most_allocated_scorer(a.resources)
         elif a.strategy == REQUESTED_TO_CAPACITY_RATIO:
-            scorer = helpers.requested_to_capacity_ratio_scorer(a.resources, a.shape)
+            scorer = resource_allocation.requested_to_capacity_ratio_scorer(a.resources, a.shape)
         else:
-            scorer = helpers.least_allocated_scorer(a.resources)
+            scorer = resource_allocation.least_allocated_scorer(a.resources)
             if len(a.resources) == 2:
-                pair = helpers.least_allocated_pair_scorer(a.resources)
-        self._scorer = helpers.ResourceAllocationScorer(
+                pair = resource_allocation.least_allocated_pair_scorer(a.resources)
+        self._scorer = resource_allocation.ResourceAllocationScorer(
             a.resources, use_requested=False, scorer=scorer, pair_scorer=pair
         )
 
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        """kube: Node/Add|UpdateNodeAllocatable, AssignedPod/Delete (frees requests)."""
+        return _EVENTS
+
     def _ignored(self, name: str) -> bool:
-        if not helpers.is_extended_resource_name(name):
+        if not is_extended_resource_name(name):
             return False
         a = self.args
         return name in a.ignored_resources or (
@@ -182,7 +208,9 @@ class NodeResourcesFit:
                 sorted(
                     (name, amount)
                     for name, amount in r.scalar.items()
-                    if amount and helpers.is_scalar_resource_name(name) and not self._ignored(name)
+                    if amount
+                    and parse_common.is_scalar_resource_name(name)
+                    and not self._ignored(name)
                 )
             )
             if r.scalar
@@ -240,4 +268,4 @@ class NodeResourcesFit:
         return self._scorer.score(node_info, requests)
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
-        return helpers.resources_fragment(pod)
+        return signature_fragments.resources_fragment(pod)

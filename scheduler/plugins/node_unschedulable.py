@@ -2,7 +2,7 @@
 the ``node.kubernetes.io/unschedulable:NoSchedule`` taint.
 
 Port of kube-scheduler's plugins/nodeunschedulable. Neighbours: model.taints (matching
-rules), helpers (the tolerations fragment it shares with TaintToleration).
+rules), signature_fragments (the tolerations fragment it shares with TaintToleration).
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from scheduler.framework import status as st
+from scheduler.framework.events import ClusterEvent
 from scheduler.model.taints import Effect, Taint, tolerated
-from scheduler.plugins import helpers, names
+from scheduler.plugins import names, plugin_args, signature_fragments
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
@@ -27,13 +28,21 @@ UNSCHEDULABLE_TAINT: Final = Taint("node.kubernetes.io/unschedulable", "", Effec
 _REJECT: Final = st.unresolvable(ERR_REASON)
 
 
+_EVENTS: Final = (ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE)
+"""The cluster events that may undo a rejection (see :meth:`events_to_register`)."""
+
+
 class NodeUnschedulable:
     """Filter + Sign. Takes no args."""
 
     name: str = names.NODE_UNSCHEDULABLE
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
-        helpers.check_fields(args, "NodeUnschedulableArgs", ())
+        plugin_args.check_fields(args, "NodeUnschedulableArgs", ())
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        """kube: Node/Add|UpdateNodeTaint (``spec.unschedulable`` reads as a taint there)."""
+        return _EVENTS
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> st.Status:
         node = node_info.node
@@ -44,4 +53,4 @@ class NodeUnschedulable:
         return _REJECT
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
-        return helpers.tolerations_fragment(pod)
+        return signature_fragments.tolerations_fragment(pod)

@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from scheduler.framework import status as st
-from scheduler.plugins import helpers
+from scheduler.framework.events import ClusterEvent
+from scheduler.plugins import names, plugin_args
 from scheduler.plugins.volume_helpers import (
-    NODE_VOLUME_LIMITS,
     not_found,
     not_owner,
     volumes_fragment,
@@ -79,14 +79,23 @@ def attachable_volumes(volumes: Volumes, pod: Pod, *, new_pod: bool) -> dict[str
     return out
 
 
+_EVENTS: Final = (ClusterEvent.ASSIGNED_POD_DELETE, ClusterEvent.STORAGE_CHANGE)
+"""The cluster events that may undo a rejection (see :meth:`events_to_register`)."""
+
+
 class NodeVolumeLimits:
     """PreFilter (Skip without claims), Filter, Sign. Takes no args."""
 
-    name: str = NODE_VOLUME_LIMITS
+    name: str = names.NODE_VOLUME_LIMITS
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
-        helpers.check_fields(args, "NodeVolumeLimitsArgs", ())
+        plugin_args.check_fields(args, "NodeVolumeLimitsArgs", ())
         self._handle = handle
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        """kube: AssignedPod/Delete, CSINode/Add|Update, PersistentVolumeClaim/Add,
+        VolumeAttachment/Delete; not Node/Add: the limits come with the node's CSINode."""
+        return _EVENTS
 
     def pre_filter(
         self, state: CycleState, pod: Pod, snapshot: Snapshot

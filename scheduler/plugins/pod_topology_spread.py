@@ -40,12 +40,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
+from scheduler.framework.events import ClusterEvent
 from scheduler.framework.interfaces import MAX_NODE_SCORE
-from scheduler.model.taints import Effect
+from scheduler.plugins import names
 from scheduler.plugins.pod_topology_spread_args import (
     DO_NOT_SCHEDULE,
     HONOR,
@@ -58,17 +59,26 @@ from scheduler.plugins.pod_topology_spread_args import (
     effective_defaults,
     parse_args,
 )
+from scheduler.plugins.spread_constraints import (
+    Constraint,
+    eligible_domains,
+    from_default,
+    has_all_keys,
+    inclusion_matters,
+    matching_nodes,
+    node_included,
+    own_constraints,
+    pods_per_node,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Iterator, Mapping, Sequence
+    from collections.abc import Hashable, Sequence
 
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.snapshot import Snapshot
     from scheduler.cache.workloads import Workloads
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.interfaces import Handle, PluginArgs
-    from scheduler.model.labels import LabelSelector
-    from scheduler.model.node import Node
     from scheduler.model.pod import Pod
 
 __all__ = [
@@ -84,7 +94,7 @@ __all__ = [
     "PodTopologySpread",
 ]
 
-NAME = "PodTopologySpread"
+NAME = names.POD_TOPOLOGY_SPREAD
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
@@ -94,23 +104,6 @@ _MISSING_LABEL = st.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH).with_plugin(NA
 _SKEWED = st.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH).with_plugin(NAME)
 
 _MAX_INT32 = 2**31 - 1
-_BLOCKING_EFFECTS = (Effect.NO_SCHEDULE, Effect.NO_EXECUTE)
-
-
-@dataclass(frozen=True, slots=True)
-class _Constraint:
-    """A constraint as the plugin uses it: defaults resolved (minDomains 1, policies)."""
-
-    max_skew: int
-    topology_key: str
-    selector: LabelSelector | None
-    min_domains: int
-    honor_node_affinity: bool
-    honor_node_taints: bool
-
-    def selects(self, labels: Mapping[str, str]) -> bool:
-        # A nil selector matches nothing (metav1.LabelSelectorAsSelector(nil)).
-        return self.selector is not None and self.selector.matches(labels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +111,7 @@ class _PreFilterState:
     """Per hard constraint: matching pods by topology value (domains without any left out),
     how many domains the eligible nodes form, and the global minimum."""
 
-    constraints: tuple[_Constraint, ...]
+    constraints: tuple[Constraint, ...]
     counts: tuple[dict[str, int], ...]
     domains: tuple[int, ...]
     minimums: tuple[int, ...]
@@ -135,7 +128,7 @@ class _PreScoreState:
     """Per soft constraint: matching pods by topology value (hostname counted in Score),
     the constraint's weight, and the filtered nodes that lack a topology key."""
 
-    constraints: tuple[_Constraint, ...]
+    constraints: tuple[Constraint, ...]
     counts: tuple[dict[str, int], ...]
     weights: tuple[float, ...]
     ignored_nodes: frozenset[str]
@@ -146,6 +139,15 @@ class _PreScoreState:
 
 _PRE_FILTER_KEY: StateKey[_PreFilterState] = StateKey("PreFilter" + NAME)
 _PRE_SCORE_KEY: StateKey[_PreScoreState] = StateKey("PreScore" + NAME)
+
+
+_EVENTS: Final = (
+    ClusterEvent.NODE_ADD,
+    ClusterEvent.NODE_UPDATE,
+    ClusterEvent.ASSIGNED_POD_ADD,
+    ClusterEvent.ASSIGNED_POD_DELETE,
+)
+"""The cluster events that may undo a rejection (see :meth:`events_to_register`)."""
 
 
 class PodTopologySpread:
@@ -164,19 +166,24 @@ class PodTopologySpread:
             for action in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)
         }
 
-    def _constraints(self, pod: Pod, action: str, workloads: Workloads) -> tuple[_Constraint, ...]:
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        """kube: AssignedPod/Add|UpdatePodLabel|Delete,
+        Node/Add|Delete|UpdateNodeLabel|UpdateNodeTaint."""
+        return _EVENTS
+
+    def _constraints(self, pod: Pod, action: str, workloads: Workloads) -> tuple[Constraint, ...]:
         """kube's getConstraints: the pod's own constraints with ``whenUnsatisfiable ==
         action``; without any, the default ones with the pod's DefaultSelector (none when
         that selector is empty)."""
         if pod.topology_spread_constraints:
-            return _own_constraints(pod, action)
+            return own_constraints(pod, action)
         defaults = self._defaults_by_action[action]
         if not defaults:
             return ()
         selector = workloads.default_selector(pod)
         if selector.empty:
             return ()
-        return tuple(_from_default(c, selector) for c in defaults)
+        return tuple(from_default(c, selector) for c in defaults)
 
     # -- PreFilter / Filter (DoNotSchedule) -------------------------------------------------
 
@@ -187,17 +194,17 @@ class PodTopologySpread:
         constraints = self._constraints(pod, DO_NOT_SCHEDULE, snapshot.workloads)
         if not constraints:
             return None, st.SKIP
-        domains = _eligible_domains(pod, constraints, snapshot)
+        domains = eligible_domains(pod, constraints, snapshot)
         counts: tuple[dict[str, int], ...] = tuple({} for _ in constraints)
         for i, c in enumerate(constraints):
             # Only matching pods are visited (the snapshot's pod index), not every node's.
             counted = counts[i]
-            check = _inclusion_matters(c, pod)
-            for info in _matching_nodes(snapshot, c, pod.namespace):
+            check = inclusion_matters(c, pod)
+            for info in matching_nodes(snapshot, c, pod.namespace):
                 node = info.node
-                if node is None or not _has_all_keys(node.labels, constraints):
+                if node is None or not has_all_keys(node.labels, constraints):
                     continue
-                if check and not _node_included(c, pod, node):
+                if check and not node_included(c, pod, node):
                     continue
                 value = node.labels[c.topology_key]
                 counted[value] = counted.get(value, 0) + 1
@@ -257,7 +264,7 @@ class PodTopologySpread:
             node = info.node
             if node is None:
                 continue
-            if require_all and not _has_all_keys(node.labels, constraints):
+            if require_all and not has_all_keys(node.labels, constraints):
                 ignored.add(node.name)
                 continue
             for i, c in enumerate(constraints):
@@ -273,18 +280,18 @@ class PodTopologySpread:
             counted = counts[i]
             if not counted:
                 continue  # hostname, or no domain among the filtered nodes
-            check = _inclusion_matters(c, pod)
-            for info in _matching_nodes(snapshot, c, pod.namespace):
+            check = inclusion_matters(c, pod)
+            for info in matching_nodes(snapshot, c, pod.namespace):
                 node = info.node
-                if node is None or (require_all and not _has_all_keys(node.labels, constraints)):
+                if node is None or (require_all and not has_all_keys(node.labels, constraints)):
                     continue
-                if check and not _node_included(c, pod, node):
+                if check and not node_included(c, pod, node):
                     continue
                 value = node.labels.get(c.topology_key, "")
                 if value in counted:
                     counted[value] += 1
         host_counts = tuple(
-            _pods_per_node(snapshot, c, pod.namespace) if c.topology_key == LABEL_HOSTNAME else {}
+            pods_per_node(snapshot, c, pod.namespace) if c.topology_key == LABEL_HOSTNAME else {}
             for c in constraints
         )
         state.write(
@@ -350,39 +357,9 @@ class PodTopologySpread:
 # -- helpers ------------------------------------------------------------------------------
 
 
-def _own_constraints(pod: Pod, action: str) -> tuple[_Constraint, ...]:
-    """The pod's own constraints with ``whenUnsatisfiable == action`` (matchLabelKeys were
-    merged into the selector by the parser)."""
-    return tuple(
-        _Constraint(
-            max_skew=c.max_skew,
-            topology_key=c.topology_key,
-            selector=c.label_selector,
-            min_domains=c.min_domains if c.min_domains is not None else 1,
-            honor_node_affinity=c.node_affinity_policy == HONOR,
-            honor_node_taints=c.node_taints_policy == HONOR,
-        )
-        for c in pod.topology_spread_constraints
-        if c.when_unsatisfiable == action
-    )
-
-
-def _from_default(c: DefaultConstraint, selector: LabelSelector) -> _Constraint:
-    """A default constraint with the pod's DefaultSelector. kube merges matchLabelKeys into
-    the entry's (nil) selector first and then replaces it, so they change nothing."""
-    return _Constraint(
-        max_skew=c.max_skew,
-        topology_key=c.topology_key,
-        selector=selector,
-        min_domains=c.min_domains if c.min_domains is not None else 1,
-        honor_node_affinity=(c.node_affinity_policy or HONOR) == HONOR,
-        honor_node_taints=(c.node_taints_policy or IGNORE) == HONOR,
-    )
-
-
 def _filter_state(
     pod: Pod,
-    constraints: tuple[_Constraint, ...],
+    constraints: tuple[Constraint, ...],
     counts: tuple[dict[str, int], ...],
     domains: tuple[int, ...],
 ) -> _PreFilterState:
@@ -415,7 +392,7 @@ def _update(state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo, delta:
     node = node_info.node
     if s is None or node is None or other.namespace != pod.namespace or other.deleting:
         return
-    if not _has_all_keys(node.labels, s.constraints):
+    if not has_all_keys(node.labels, s.constraints):
         return
     counts = list(s.counts)
     changed = False
@@ -423,7 +400,7 @@ def _update(state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo, delta:
         selector = c.selector
         if selector is None or selector.empty or not selector.matches(other.labels):
             continue
-        if _inclusion_matters(c, pod) and not _node_included(c, pod, node):
+        if inclusion_matters(c, pod) and not node_included(c, pod, node):
             continue
         value = node.labels[c.topology_key]
         counted = dict(counts[i])
@@ -436,91 +413,6 @@ def _update(state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo, delta:
         changed = True
     if changed:
         state.write(_PRE_FILTER_KEY, _filter_state(pod, s.constraints, tuple(counts), s.domains))
-
-
-def _has_all_keys(labels: Mapping[str, str], constraints: tuple[_Constraint, ...]) -> bool:
-    return all(c.topology_key in labels for c in constraints)
-
-
-def _eligible_domains(
-    pod: Pod, constraints: tuple[_Constraint, ...], snapshot: Snapshot
-) -> tuple[int, ...]:
-    """Per constraint, how many topology domains the nodes that count form: nodes with every
-    constraint's key that pass the constraint's inclusion policies.
-
-    When every node carries every key and no policy can exclude a node, that is the number
-    of values of the key, kept by the snapshot; otherwise the nodes are scanned (no pods).
-    """
-    num_nodes = snapshot.num_nodes
-    if all(snapshot.num_nodes_with_label(c.topology_key) == num_nodes for c in constraints) and (
-        not any(_inclusion_matters(c, pod) for c in constraints)
-    ):
-        return tuple(len(snapshot.label_values(c.topology_key)) for c in constraints)
-    seen: tuple[set[str], ...] = tuple(set() for _ in constraints)
-    for info in snapshot.node_infos:
-        node = info.node
-        if node is None or not _has_all_keys(node.labels, constraints):
-            continue
-        for i, c in enumerate(constraints):
-            if _node_included(c, pod, node):
-                seen[i].add(node.labels[c.topology_key])
-    return tuple(len(values) for values in seen)
-
-
-def _inclusion_matters(c: _Constraint, pod: Pod) -> bool:
-    """Whether the constraint's inclusion policies can leave any node out for ``pod``."""
-    if c.honor_node_taints:
-        return True
-    return c.honor_node_affinity and bool(
-        pod.node_selector or pod.required_node_affinity is not None
-    )
-
-
-def _matching_nodes(snapshot: Snapshot, c: _Constraint, namespace: str) -> Iterator[NodeInfo]:
-    """The NodeInfo of every pod the constraint counts, once per pod (so a node as often as
-    it holds such pods), found through the snapshot's pod index: pods of ``namespace`` the
-    selector matches, terminating ones excluded (#87621). A nil or empty selector counts no
-    pod (kube's countPodsMatchSelector), although an empty one still matches the incoming
-    pod itself in Filter."""
-    selector = c.selector
-    if selector is None or selector.empty:
-        return
-    for other, info in snapshot.pod_index.matching(namespace, selector):
-        if not other.deleting:
-            yield info
-
-
-def _node_included(c: _Constraint, pod: Pod, node: Node) -> bool:
-    """Node inclusion policies: nodeAffinityPolicy and nodeTaintsPolicy set to Honor."""
-    if c.honor_node_affinity and not _matches_required_node_affinity(pod, node):
-        return False
-    if c.honor_node_taints:
-        for taint in node.taints:
-            if taint.effect in _BLOCKING_EFFECTS and not any(
-                t.tolerates(taint) for t in pod.tolerations
-            ):
-                return False
-    return True
-
-
-def _matches_required_node_affinity(pod: Pod, node: Node) -> bool:
-    """The pod's nodeSelector and required node affinity (kube's GetRequiredNodeAffinity)."""
-    labels = node.labels
-    for key, value in pod.node_selector.items():
-        if labels.get(key) != value:
-            return False
-    required = pod.required_node_affinity
-    return required is None or required.matches(labels, node.name)
-
-
-def _pods_per_node(snapshot: Snapshot, c: _Constraint, namespace: str) -> dict[str, int]:
-    """Pods the constraint counts, by the name of the node they are on (ghosts left out)."""
-    per_node: dict[str, int] = {}
-    for info in _matching_nodes(snapshot, c, namespace):
-        node = info.node
-        if node is not None:
-            per_node[node.name] = per_node.get(node.name, 0) + 1
-    return per_node
 
 
 def _topology_weight(size: int) -> float:

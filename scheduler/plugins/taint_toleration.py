@@ -7,7 +7,8 @@ first untolerated NoSchedule/NoExecute taint. Since v1.35 (kubernetes#134740, al
 kube prints the generic "node(s) had untolerated taint(s)". Score counts the
 PreferNoSchedule taints the pod does not tolerate, considering only tolerations whose
 effect is PreferNoSchedule or empty; NormalizeScore reverses it (fewest wins).
-Neighbours: model.taints (matching rules), helpers (normalization, tolerations fragment).
+Neighbours: model.taints (matching rules), score_math (normalization), signature_fragments
+(tolerations fragment).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from typing import TYPE_CHECKING, Final
 
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
+from scheduler.framework.events import ClusterEvent
 from scheduler.framework.interfaces import MAX_NODE_SCORE
 from scheduler.model.taints import Effect, Toleration
-from scheduler.plugins import helpers, names
+from scheduler.plugins import names, plugin_args, score_math, signature_fragments
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Sequence
@@ -45,13 +47,21 @@ def _prefer_no_schedule_tolerations(pod: Pod) -> tuple[Toleration, ...]:
     )
 
 
+_EVENTS: Final = (ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE)
+"""The cluster events that may undo a rejection (see :meth:`events_to_register`)."""
+
+
 class TaintToleration:
     """Filter, PreScore, Score, NormalizeScore (reversed), Sign. Takes no args."""
 
     name: str = names.TAINT_TOLERATION
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
-        helpers.check_fields(args, "TaintTolerationArgs", ())
+        plugin_args.check_fields(args, "TaintTolerationArgs", ())
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        """kube: Node/Add|UpdateNodeTaint."""
+        return _EVENTS
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> st.Status:
         node = node_info.node
@@ -87,8 +97,8 @@ class TaintToleration:
     def normalize_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]
     ) -> st.Status:
-        helpers.default_normalize_score(MAX_NODE_SCORE, True, scores)
+        score_math.default_normalize_score(MAX_NODE_SCORE, True, scores)
         return st.SUCCESS
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
-        return helpers.tolerations_fragment(pod)
+        return signature_fragments.tolerations_fragment(pod)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Final
 
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
+from scheduler.framework.events import ClusterEvent
 from scheduler.model.volumes import (
     CLAIM_LOST,
     NO_PROVISIONER,
@@ -36,8 +37,8 @@ from scheduler.model.volumes import (
     PersistentVolume,
     PersistentVolumeClaim,
 )
-from scheduler.plugins import helpers
-from scheduler.plugins.volume_helpers import VOLUME_BINDING, not_found, not_owner, volumes_fragment
+from scheduler.plugins import names, plugin_args
+from scheduler.plugins.volume_helpers import not_found, not_owner, volumes_fragment
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Hashable, Mapping, Sequence
@@ -84,7 +85,7 @@ class _State:
     """What Reserve assumed (None: every claim was bound, nothing to write)."""
 
 
-_KEY: Final[StateKey[_State]] = StateKey("PreFilter" + VOLUME_BINDING)
+_KEY: Final[StateKey[_State]] = StateKey("PreFilter" + names.VOLUME_BINDING)
 
 
 def delay_binding(volumes: Volumes, pvc: PersistentVolumeClaim) -> bool | str:
@@ -142,16 +143,20 @@ def _utilization_score(requested: int, capacity: int) -> int:
     return _MAX_UTILIZATION - requested * _MAX_UTILIZATION // capacity
 
 
+_EVENTS: Final = (ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE, ClusterEvent.STORAGE_CHANGE)
+"""The cluster events that may undo a rejection (see :meth:`events_to_register`)."""
+
+
 class VolumeBinding:
     """PreFilter, Filter, PreScore, Score, Reserve/Unreserve, Sign; see the module docstring.
 
     Args (``VolumeBindingArgs``): ``bindTimeoutSeconds`` (default 600), read by PreBind;
     ``shape`` is not supported (kube's default shape is used)."""
 
-    name: str = VOLUME_BINDING
+    name: str = names.VOLUME_BINDING
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
-        helpers.check_fields(args, "VolumeBindingArgs", ("bindTimeoutSeconds",))
+        plugin_args.check_fields(args, "VolumeBindingArgs", ("bindTimeoutSeconds",))
         timeout = args.get("bindTimeoutSeconds", DEFAULT_BIND_TIMEOUT_SECONDS)
         if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 0:
             raise ValueError(
@@ -162,6 +167,11 @@ class VolumeBinding:
         self._handle = handle
 
     # -- PreFilter ----------------------------------------------------------------------------
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        """kube: Node/Add|UpdateNodeLabel; StorageClass, PersistentVolumeClaim,
+        PersistentVolume, CSINode, CSIDriver and CSIStorageCapacity changes."""
+        return _EVENTS
 
     def pre_filter(
         self, state: CycleState, pod: Pod, snapshot: Snapshot
@@ -214,7 +224,7 @@ class VolumeBinding:
         data = state.read(_KEY)
         node = node_info.node
         if data is None or node is None:
-            return st.error(f"{VOLUME_BINDING}: no PreFilter state for pod {pod.key}")
+            return st.error(f"{names.VOLUME_BINDING}: no PreFilter state for pod {pod.key}")
         volumes = self._handle.snapshot.volumes
         labels = node.labels
         node_conflict = False

@@ -1,5 +1,5 @@
-"""What the four volume plugins share: their names, kube's VolumesSigner, and kube's messages
-for claims and objects that are missing.
+"""What the four volume plugins share: kube's VolumesSigner, and kube's messages for claims
+and objects that are missing.
 
 kube's VolumeBinding, VolumeRestrictions, VolumeZone and NodeVolumeLimits all sign a pod by
 the same fragment (``v1.Pod.Spec.Volumes.NonSyntheticSources()``): every volume source but
@@ -16,10 +16,6 @@ if TYPE_CHECKING:
 
     from scheduler.model.pod import Pod
 
-VOLUME_RESTRICTIONS: Final = "VolumeRestrictions"
-NODE_VOLUME_LIMITS: Final = "NodeVolumeLimits"
-VOLUME_BINDING: Final = "VolumeBinding"
-VOLUME_ZONE: Final = "VolumeZone"
 VOLUMES_SIGNER: Final = "v1.Pod.Spec.Volumes.NonSyntheticSources()"
 """kube's key for the fragment (every volume plugin returns the same one)."""
 

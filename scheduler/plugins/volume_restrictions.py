@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Final
 
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
+from scheduler.framework.events import ClusterEvent
 from scheduler.model.volumes import READ_WRITE_ONCE_POD
-from scheduler.plugins import helpers
-from scheduler.plugins.volume_helpers import VOLUME_RESTRICTIONS, not_found, volumes_fragment
+from scheduler.plugins import names, plugin_args
+from scheduler.plugins.volume_helpers import not_found, volumes_fragment
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
@@ -51,7 +52,7 @@ class _State:
     """References to those claims from cached pods of the namespace (Filter: > 0 rejects)."""
 
 
-_KEY: Final[StateKey[_State]] = StateKey("PreFilter" + VOLUME_RESTRICTIONS)
+_KEY: Final[StateKey[_State]] = StateKey("PreFilter" + names.VOLUME_RESTRICTIONS)
 
 
 def claim_references(pod: Pod, namespace: str, names: frozenset[str]) -> int:
@@ -68,13 +69,25 @@ def claims_in_use(snapshot: Snapshot, namespace: str, names: frozenset[str]) -> 
     )
 
 
+_EVENTS: Final = (
+    ClusterEvent.NODE_ADD,
+    ClusterEvent.ASSIGNED_POD_DELETE,
+    ClusterEvent.STORAGE_CHANGE,
+)
+"""The cluster events that may undo a rejection (see :meth:`events_to_register`)."""
+
+
 class VolumeRestrictions:
     """PreFilter, Filter, Sign. Takes no args."""
 
-    name: str = VOLUME_RESTRICTIONS
+    name: str = names.VOLUME_RESTRICTIONS
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
-        helpers.check_fields(args, "VolumeRestrictionsArgs", ())
+        plugin_args.check_fields(args, "VolumeRestrictionsArgs", ())
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        """kube: Node/Add, AssignedPod/Delete (releases a claim), PersistentVolumeClaim/Add."""
+        return _EVENTS
 
     def pre_filter(
         self, state: CycleState, pod: Pod, snapshot: Snapshot

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Final
 
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
+from scheduler.framework.events import ClusterEvent
 from scheduler.model.volumes import WAIT_FOR_FIRST_CONSUMER
-from scheduler.plugins import helpers
-from scheduler.plugins.volume_helpers import VOLUME_ZONE, not_found, volumes_fragment
+from scheduler.plugins import names, plugin_args
+from scheduler.plugins.volume_helpers import not_found, volumes_fragment
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
@@ -49,7 +50,7 @@ class PVTopology:
     values: frozenset[str]
 
 
-_KEY: Final[StateKey[tuple[PVTopology, ...]]] = StateKey("PreFilter" + VOLUME_ZONE)
+_KEY: Final[StateKey[tuple[PVTopology, ...]]] = StateKey("PreFilter" + names.VOLUME_ZONE)
 
 
 def pv_topologies(pv: PersistentVolume) -> list[PVTopology]:
@@ -67,13 +68,22 @@ def pv_topologies(pv: PersistentVolume) -> list[PVTopology]:
     return out
 
 
+_EVENTS: Final = (ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE, ClusterEvent.STORAGE_CHANGE)
+"""The cluster events that may undo a rejection (see :meth:`events_to_register`)."""
+
+
 class VolumeZone:
     """PreFilter, Filter, Sign. Takes no args."""
 
-    name: str = VOLUME_ZONE
+    name: str = names.VOLUME_ZONE
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
-        helpers.check_fields(args, "VolumeZoneArgs", ())
+        plugin_args.check_fields(args, "VolumeZoneArgs", ())
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        """kube: Node/Add|UpdateNodeLabel; StorageClass/Add, PersistentVolumeClaim and
+        PersistentVolume Add|Update."""
+        return _EVENTS
 
     def pre_filter(
         self, state: CycleState, pod: Pod, snapshot: Snapshot

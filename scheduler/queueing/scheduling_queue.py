@@ -4,8 +4,9 @@
   (kube's PrioritySort);
 - backoff: pods whose last attempt erred or whose bind failed, each until its backoff
   (``initial * 2^(attempts-1)``, capped at ``max``) expires;
-- unschedulable: pods no node fits; a cluster event that may help them (``ClusterEvent``)
-  moves them back, and so does staying longer than ``max_unschedulable_seconds``.
+- unschedulable: pods no node fits; a cluster event that may help them moves them back, and
+  so does staying longer than ``max_unschedulable_seconds``. Which event may help which pod
+  is ``wakes`` (``framework.events``): the events the plugins that rejected it declared.
 
 Runs (KEP-5598 in a queue): ``pop_group`` pops the head and returns it as a :class:`Run`;
 iterating the run pops each next pod only when it asks for it, and only while the head of
@@ -29,10 +30,11 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from scheduler.framework import events
 from scheduler.queueing.nominator import Nominator
 
 if TYPE_CHECKING:
@@ -44,35 +46,6 @@ if TYPE_CHECKING:
     from scheduler.model.pod import Pod
 
 DEFAULT_MAX_UNSCHEDULABLE_SECONDS = 300.0
-
-
-class ClusterEvent(StrEnum):
-    """Cluster changes that can make an unschedulable pod schedulable."""
-
-    NODE_ADD = "NodeAdd"
-    NODE_UPDATE = "NodeUpdate"
-    ASSIGNED_POD_ADD = "AssignedPodAdd"
-    ASSIGNED_POD_DELETE = "AssignedPodDelete"
-    """An assigned pod was deleted or finished (Succeeded/Failed): it freed resources."""
-    STORAGE_CHANGE = "StorageChange"
-    """A PersistentVolume, claim, StorageClass or CSINode was added, changed or deleted."""
-
-
-_POD_PLUGINS = frozenset({"InterPodAffinity", "PodTopologySpread"})
-_VOLUME_PLUGINS = frozenset(
-    {"VolumeBinding", "VolumeRestrictions", "VolumeZone", "NodeVolumeLimits"}
-)
-WAKES: dict[ClusterEvent, frozenset[str] | None] = {
-    ClusterEvent.NODE_ADD: None,
-    ClusterEvent.NODE_UPDATE: None,
-    ClusterEvent.ASSIGNED_POD_DELETE: None,
-    ClusterEvent.ASSIGNED_POD_ADD: _POD_PLUGINS,
-    ClusterEvent.STORAGE_CHANGE: _VOLUME_PLUGINS,
-}
-"""Which rejecting plugins each event may satisfy (None: any), after the EventsToRegister
-of kube's plugins: a newly assigned pod helps only pod (anti-)affinity and spreading, a
-storage object only the four volume plugins. PodDisruptionBudgets raise no event: kube
-registers none for scheduling (only preemption reads them, when it runs)."""
 
 
 class Pool(StrEnum):
@@ -91,17 +64,14 @@ class QueuedPodInfo:
     """When it last entered the active pool (queue order)."""
     initial_attempt: float | None = None
     """When it was first popped (scheduling SLI starts at the first attempt)."""
-    enqueued: float = 0.0
-    """When the pod first entered the queue."""
     attempts: int = 0
     seq: int = 0
     pool: Pool = Pool.ACTIVE
     unschedulable_plugins: frozenset[str] = frozenset()
-    backoff_until: float = 0.0
+    """The plugins that rejected it in its last attempt (they choose the events that wake it)."""
     failed_at: float = 0.0
     """When its last attempt failed: backoff runs from there (kube's podInfo.Timestamp)."""
     pool_since: float = 0.0
-    reported: set[str] = field(default_factory=set)
 
 
 class SchedulingQueue:
@@ -125,14 +95,15 @@ class SchedulingQueue:
         self._counts = dict.fromkeys(Pool, 0)
         self._in_flight: set[Uid] = set()
         self._unschedulable: dict[Uid, QueuedPodInfo] = {}
-        self._waiting_on_pods: set[Uid] = set()
-        """Unschedulable pods rejected by a plugin that an assigned pod's arrival may help."""
         self._seq = itertools.count()
         self._ready = asyncio.Event()
         self.nominator = Nominator()
         """Pods nominated to nodes (by preemption, or by ``status.nominatedNodeName``)."""
         self.hold: Callable[[Pod], bool] | None = None
         """Asked before a pod enters the active pool: True keeps it unschedulable."""
+        self.wakes: events.WakeTable = events.EVERY_EVENT
+        """Which event may help which rejected pod; the Scheduler sets it from its profiles'
+        plugins (``events.wake_table``). The default wakes every pod on every event."""
 
     # -- sizes -------------------------------------------------------------------------
 
@@ -175,15 +146,30 @@ class SchedulingQueue:
         if info is None:
             # A pod in flight (popped, not yet decided) that changed is queued anew; the
             # loop then skips the stale copy it holds (see cycle/loop.py).
-            info = QueuedPodInfo(pod, signature, refused_by, enqueued=now)
+            info = QueuedPodInfo(pod, signature, refused_by)
         else:
             self._leave(info)
             info.pod, info.signature, info.refused_by = pod, signature, refused_by
         self._enter_active(info, now)
 
-    def update(self, pod: Pod, signature: Signature | None, refused_by: str = "") -> None:
-        """A queued pod changed: it may fit now, so it goes back to the active pool."""
-        self.add(pod, signature, refused_by)
+    def refresh(self, pod: Pod) -> bool:
+        """A queued pod changed in nothing scheduling reads (a status patch): hold the newer
+        copy where the old one is, same place and pool (kube's ``isPodUpdated`` false).
+        False when it is not queued. The caller decides "nothing changed"; priority, which
+        orders the active pool, must be among what it compares."""
+        info = self._pods.get(pod.uid)
+        if info is None:
+            return False
+        info.pod = pod
+        return True
+
+    def update_signature(
+        self, info: QueuedPodInfo, pod: Pod, signature: Signature | None, refused_by: str
+    ) -> None:
+        """``info`` (queued or in flight) signed anew, with ``pod`` its new copy (a nomination
+        added or cleared, or what selects it changed), in place: a signature orders nothing,
+        it only decides which pods form a run."""
+        info.pod, info.signature, info.refused_by = pod, signature, refused_by
 
     def delete(self, uid: Uid) -> None:
         """The pod is gone or no longer pending: drop it wherever it is."""
@@ -244,17 +230,13 @@ class SchedulingQueue:
 
     # -- cluster events and timers -----------------------------------------------------
 
-    def on_cluster_event(self, event: ClusterEvent) -> int:
+    def on_cluster_event(self, event: events.ClusterEvent) -> int:
         """Move unschedulable pods that ``event`` may help; returns how many moved."""
-        wakes = WAKES[event]
+        wakes = self.wakes
         now = self.clock.now()
         moved = 0
-        for info in [i for i in self._pods.values() if i.pool is Pool.UNSCHEDULABLE]:
-            if (
-                wakes is None
-                or not info.unschedulable_plugins
-                or wakes & info.unschedulable_plugins
-            ):
+        for info in list(self._unschedulable.values()):
+            if wakes.worth_requeuing(event, info.unschedulable_plugins):
                 self._leave(info)
                 self._to_backoff_or_active(info, now)
                 moved += 1
@@ -295,7 +277,6 @@ class SchedulingQueue:
     def _to_backoff_or_active(self, info: QueuedPodInfo, now: float) -> None:
         until = info.failed_at + self.backoff_duration(info.attempts) if info.attempts else now
         if until > now:
-            info.backoff_until = until
             self._enter(info, Pool.BACKOFF, now)
             heapq.heappush(self._backoff, (until, info.seq, info.pod.uid))
         else:
@@ -320,8 +301,6 @@ class SchedulingQueue:
         self._counts[pool] += 1
         if pool is Pool.UNSCHEDULABLE:
             self._unschedulable[uid] = info
-            if _POD_PLUGINS & info.unschedulable_plugins:
-                self._waiting_on_pods.add(uid)
 
     def _leave(self, info: QueuedPodInfo) -> None:
         uid = info.pod.uid
@@ -329,7 +308,6 @@ class SchedulingQueue:
         self._counts[info.pool] -= 1
         if info.pool is Pool.UNSCHEDULABLE:
             del self._unschedulable[uid]
-            self._waiting_on_pods.discard(uid)
 
     def _take(self, info: QueuedPodInfo) -> None:
         """Popped: in flight, and one more attempt (kube counts attempts at Pop)."""

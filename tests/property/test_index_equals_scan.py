@@ -24,6 +24,7 @@ from scheduler.model.labels import LabelSelector
 from scheduler.model.pod import Pod
 from scheduler.plugins import inter_pod_affinity as ipa
 from scheduler.plugins import pod_topology_spread as pts
+from scheduler.plugins import spread_constraints as spread
 from tests.builders import make_node, make_pod
 
 Raw = dict[str, Any]
@@ -344,17 +345,17 @@ def check_pod_topology_spread(snap: Snapshot, pod: Pod) -> None:
     plugin = pts.PodTopologySpread({"defaultingType": "List"}, FakeHandle(snap))
     state = CycleState()
     _, status = plugin.pre_filter(state, pod, snap)
-    hard = pts._own_constraints(pod, pts.DO_NOT_SCHEDULE)
+    hard = spread.own_constraints(pod, pts.DO_NOT_SCHEDULE)
     assert status.is_skip == (not hard)
     if hard:
         counts: tuple[dict[str, int], ...] = tuple({} for _ in hard)
         for info in snap.node_infos:
             node = info.node
             assert node is not None
-            if not pts._has_all_keys(node.labels, hard):
+            if not spread.has_all_keys(node.labels, hard):
                 continue
             for i, c in enumerate(hard):
-                if pts._node_included(c, pod, node):
+                if spread.node_included(c, pod, node):
                     value = node.labels[c.topology_key]
                     found = count_matching(info.pods.values(), c, pod.namespace)
                     counts[i][value] = counts[i].get(value, 0) + found
@@ -365,7 +366,7 @@ def check_pod_topology_spread(snap: Snapshot, pod: Pod) -> None:
         assert s.minimums == tuple(min(c.values(), default=pts._MAX_INT32) for c in counts)
         for info in snap.node_infos:
             assert plugin.filter(state, pod, info) == reference_filter(hard, counts, pod, info)
-    soft = pts._own_constraints(pod, pts.SCHEDULE_ANYWAY)
+    soft = spread.own_constraints(pod, pts.SCHEDULE_ANYWAY)
     state = CycleState()
     status = plugin.pre_score(state, pod, snap.node_infos)
     assert status.is_skip == (not soft or not snap.node_infos)
@@ -375,18 +376,18 @@ def check_pod_topology_spread(snap: Snapshot, pod: Pod) -> None:
     for info in snap.node_infos:
         node = info.node
         assert node is not None
-        if pts._has_all_keys(node.labels, soft):
+        if spread.has_all_keys(node.labels, soft):
             for i, c in enumerate(soft):
                 if c.topology_key != pts.LABEL_HOSTNAME:
                     want[i].setdefault(node.labels[c.topology_key], 0)
     for info in snap.node_infos:
         node = info.node
         assert node is not None
-        if not pts._has_all_keys(node.labels, soft):
+        if not spread.has_all_keys(node.labels, soft):
             continue
         for i, c in enumerate(soft):
             value = node.labels[c.topology_key]
-            if pts._node_included(c, pod, node) and value in want[i]:
+            if spread.node_included(c, pod, node) and value in want[i]:
                 want[i][value] += count_matching(info.pods.values(), c, pod.namespace)
     s_score = state.read(pts._PRE_SCORE_KEY)
     assert s_score is not None

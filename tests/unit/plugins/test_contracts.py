@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from scheduler.cache.cluster_state import ClusterState
+from scheduler.framework import config
 from scheduler.framework.interfaces import FilterPlugin, PostFilterPlugin, ScorePlugin, SignPlugin
 from scheduler.framework.profile import Profile
 from scheduler.plugins import in_tree_registry, names
@@ -44,6 +45,13 @@ def test_filtering_or_scoring_plugins_sign(name: str) -> None:
     else:
         assert isinstance(plugin, PostFilterPlugin)
         assert name == names.DEFAULT_PREEMPTION
+
+
+def test_default_profile_spells_the_names_of_names_py() -> None:
+    """framework.config sits below plugins and spells the default profile itself: it must be
+    names.IN_TREE, in the same order."""
+    assert tuple(name for name, _ in config.DEFAULT_PLUGINS) == names.IN_TREE
+    assert names.PRIORITY_SORT in config.BUILT_IN
 
 
 @pytest.mark.parametrize("path", sorted(PLUGIN_DIR.glob("*.py")), ids=lambda p: p.name)

@@ -13,9 +13,10 @@ import pytest
 from scheduler.cache.node_info import NodeInfo
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import CycleState
+from scheduler.model import parse_common
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from scheduler.plugins import names
-from scheduler.plugins.node_resources_fit import NodeResourcesFit
+from scheduler.plugins.node_resources_fit import NodeResourcesFit, is_extended_resource_name
 from tests.builders import make_container, make_node, make_pod
 
 if TYPE_CHECKING:
@@ -476,3 +477,23 @@ def test_sign_pod() -> None:
     assert a != plugin.sign_pod(pod("2", "1Gi", name="c"))
     assert plugin.sign_pod(pod(name="d")) != plugin.sign_pod(pod("0", "0", name="e"))
     hash(a)
+
+
+@pytest.mark.parametrize(
+    ("name", "scalar", "extended"),
+    [
+        pytest.param("example.com/gpu", True, True, id="domain-prefixed-is-extended"),
+        pytest.param("hugepages-2Mi", True, False, id="hugepages-is-scalar-not-extended"),
+        pytest.param("kubernetes.io/foo", True, False, id="prefixed-native-is-scalar"),
+        pytest.param("cpu", False, False, id="cpu-is-neither"),
+        pytest.param("pods", False, False, id="pods-is-neither"),
+        pytest.param("requests.example.com/gpu", False, False, id="quota-name-is-neither"),
+        pytest.param("example.com/gpu\n", False, False, id="trailing-newline-is-invalid"),
+        pytest.param("Example.com/gpu", False, False, id="upper-case-domain-is-invalid"),
+    ],
+)
+def test_resource_name_kinds(name: str, scalar: bool, extended: bool) -> None:
+    """Resource names are classified as kube's v1helper does (Go's ``$`` ends the text: a
+    trailing newline is not a valid name)."""
+    assert parse_common.is_scalar_resource_name(name) is scalar
+    assert is_extended_resource_name(name) is extended

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from scheduler.clock import FakeClock
+from scheduler.framework.events import ClusterEvent
 from scheduler.model.parse import pod_from_raw
-from scheduler.queueing.scheduling_queue import ClusterEvent, Pool, SchedulingQueue
+from scheduler.queueing.scheduling_queue import Pool, SchedulingQueue
 from tests.builders import make_pod
 
 

@@ -7,14 +7,30 @@ import asyncio
 import pytest
 
 from scheduler.clock import FakeClock
+from scheduler.framework import events
+from scheduler.framework.events import ClusterEvent
 from scheduler.model.parse import pod_from_raw
 from scheduler.model.pod import Pod
-from scheduler.queueing.scheduling_queue import ClusterEvent, SchedulingQueue
+from scheduler.queueing.scheduling_queue import QueuedPodInfo, SchedulingQueue
 from tests.builders import make_pod
 
 
 def _pod(name: str, priority: int = 0) -> Pod:
     return pod_from_raw(make_pod(name, priority=priority))
+
+
+WAKES = events.WakeTable(
+    {
+        ClusterEvent.NODE_ADD: frozenset({"Fit", "Affinity"}),
+        ClusterEvent.ASSIGNED_POD_ADD: frozenset({"Affinity"}),
+    },
+    frozenset({"Fit", "Affinity", "Deaf"}),
+)
+"""Fit wakes on node additions, Affinity also on assigned pods, Deaf on nothing."""
+
+
+def _groups(queue: SchedulingQueue) -> list[list[QueuedPodInfo]]:
+    return [list(group) for group in iter(queue.try_pop_group, None)]
 
 
 def _keys(queue: SchedulingQueue) -> list[list[str]]:
@@ -132,26 +148,50 @@ def test_backoff_doubles_to_the_cap_and_expires() -> None:
 
 
 def test_unschedulable_pods_wait_for_a_helpful_event() -> None:
-    """A resource-starved pod wakes on node events, not on another pod being assigned."""
+    """A pod wakes only on an event a plugin that rejected it registered."""
     clock = FakeClock()
     queue = SchedulingQueue(clock=clock, initial_backoff=1)
+    queue.wakes = WAKES
     queue.add(_pod("p"), None)
     (info,) = queue.try_pop_group()
-    queue.requeue_unschedulable(info, frozenset({"NodeResourcesFit"}))
+    queue.requeue_unschedulable(info, frozenset({"Fit"}))
     assert queue.on_cluster_event(ClusterEvent.ASSIGNED_POD_ADD) == 0
     clock.advance(2)  # past its backoff
     assert queue.on_cluster_event(ClusterEvent.NODE_ADD) == 1
     assert [i.pod.name for i in queue.try_pop_group()] == ["p"]
 
 
-def test_affinity_pods_wake_on_assigned_pods() -> None:
-    """A pod refused by InterPodAffinity may fit once another pod lands."""
-    clock = FakeClock()
-    queue = SchedulingQueue(clock=clock)
+@pytest.mark.parametrize(
+    ("rejected_by", "moved"),
+    [
+        pytest.param({"Affinity"}, 1, id="registered"),
+        pytest.param({"Fit", "Affinity"}, 1, id="one-rejector-registered"),
+        pytest.param({"Fit"}, 0, id="not-registered"),
+        pytest.param({"Deaf"}, 0, id="declared-no-event"),
+        pytest.param({"Undeclared"}, 1, id="undeclared-plugin"),
+        pytest.param(set(), 1, id="no-plugin"),
+    ],
+)
+def test_an_event_wakes_the_pods_it_may_help(rejected_by: set[str], moved: int) -> None:
+    """kube's rule: the rejectors' registered events, or every event when a rejector
+    declared none (or no plugin was named)."""
+    queue = SchedulingQueue(clock=FakeClock())
+    queue.wakes = WAKES
     queue.add(_pod("p"), None)
     (info,) = queue.try_pop_group()
-    queue.requeue_unschedulable(info, frozenset({"InterPodAffinity"}))
-    assert queue.on_cluster_event(ClusterEvent.ASSIGNED_POD_ADD) == 1
+    queue.requeue_unschedulable(info, frozenset(rejected_by))
+    assert queue.on_cluster_event(ClusterEvent.ASSIGNED_POD_ADD) == moved
+    assert queue.pending()["unschedulable"] == 1 - moved
+
+
+@pytest.mark.parametrize("event", list(ClusterEvent))
+def test_by_default_every_event_wakes_every_pod(event: ClusterEvent) -> None:
+    """Until the Scheduler sets its profiles' table, no event is ignored."""
+    queue = SchedulingQueue(clock=FakeClock())
+    queue.add(_pod("p"), None)
+    (info,) = queue.try_pop_group()
+    queue.requeue_unschedulable(info, frozenset({"Deaf"}))
+    assert queue.on_cluster_event(event) == 1
 
 
 def test_unschedulable_pods_are_flushed_after_the_interval() -> None:
@@ -175,11 +215,35 @@ def test_update_and_delete_while_queued() -> None:
     queue.add(_pod("p"), None)
     queue.add(_pod("q"), None)
     newer = pod_from_raw(make_pod("p", labels={"v": "2"}))
-    queue.update(newer, None)
+    queue.add(newer, None)
     queue.delete(_pod("q").uid)
     groups = list(iter(queue.try_pop_group, None))
     assert [[i.pod.labels.get("v") for i in g] for g in groups] == [["2"]]
     assert len(queue) == 0
+
+
+def test_refresh_keeps_place_and_pool() -> None:
+    """A refreshed pod holds the newer copy but stays where it was: an unschedulable pod is
+    not retried because of a status patch, and an active one keeps its turn."""
+    clock = FakeClock()
+    queue = SchedulingQueue(clock=clock)
+    queue.add(_pod("stuck"), None)
+    (info,) = queue.try_pop_group()
+    queue.requeue_unschedulable(info, frozenset({"Fit"}))
+    for name in ("first", "second"):
+        queue.add(_pod(name), None)
+        clock.advance(1)
+    assert queue.refresh(pod_from_raw(make_pod("stuck", labels={"v": "2"})))
+    assert queue.refresh(pod_from_raw(make_pod("first", labels={"v": "2"})))
+    assert not queue.refresh(_pod("absent"))
+    assert queue.pending()["unschedulable"] == 1
+    assert [[(i.pod.name, i.pod.labels.get("v")) for i in g] for g in _groups(queue)] == [
+        [("first", "2")],
+        [("second", None)],
+    ]
+    stuck = queue.get(_pod("stuck").uid)
+    assert stuck is not None
+    assert stuck.pod.labels.get("v") == "2"
 
 
 async def test_pop_group_waits_for_a_pod() -> None:

@@ -1,168 +1,29 @@
-"""Shared plugin math and plumbing: score normalization, the resource-allocation scorer,
-signature fragments read by more than one plugin, and plugin-args readers.
+"""The resource-allocation scorer (kube's noderesources/resource_allocation.go) and its
+strategies: LeastAllocated, MostAllocated, RequestedToCapacityRatio, and BalancedAllocation's.
 
-Plugin modules never import each other (an import-linter contract); what two of them share
-lives here. The score math ports kube-scheduler's ``helper.DefaultNormalizeScore`` and
-``noderesources/{resource_allocation,least_allocated,most_allocated,
+Ports ``noderesources/{resource_allocation,least_allocated,most_allocated,
 requested_to_capacity_ratio,balanced_allocation}.go`` with Go's integer semantics (division
-truncates toward zero, ``math.Round`` rounds half away from zero), so scores match kube's
-byte for byte. Neighbours: node_resources_fit.py and balanced_allocation.py use the scorer;
-taint_toleration.py and node_affinity.py use default_normalize_score.
+truncates toward zero, ``math.Round`` rounds half away from zero), so scores match kube's byte
+for byte. Neighbours: node_resources_fit.py and balanced_allocation.py build a scorer from
+their args (``parse_resource_specs``); score_math.py has the Go division.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from scheduler.framework.interfaces import MAX_NODE_SCORE
+from scheduler.model import parse_common
 from scheduler.model import resources as res
+from scheduler.plugins.plugin_args import as_int, as_list, as_mapping, as_str, check_fields
+from scheduler.plugins.score_math import go_div
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.model.pod import Pod
-
-# -- Go arithmetic ---------------------------------------------------------------------------
-
-
-def go_div(a: int, b: int) -> int:
-    """``a / b`` on Go integers: the quotient truncated toward zero (Python's ``//`` floors)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def default_normalize_score(max_priority: int, reverse: bool, scores: list[int]) -> None:
-    """kube's helper.DefaultNormalizeScore, in place: scale to 0..max_priority by the maximum.
-
-    All zero: unchanged, or all ``max_priority`` when ``reverse`` (fewest bad things wins).
-    """
-    max_count = 0
-    for value in scores:
-        if value > max_count:
-            max_count = value
-    if max_count == 0:
-        if reverse:
-            for i in range(len(scores)):
-                scores[i] = max_priority
-        return
-    for i, value in enumerate(scores):
-        scaled = go_div(max_priority * value, max_count)
-        scores[i] = max_priority - scaled if reverse else scaled
-
-
-# -- signature fragments shared by several plugins (KEP-5598) ---------------------------------
-# A fragment is ``(signer key, canonical value)``. The keys are kube's signer names, so two
-# plugins reading the same pod fields (NodeResourcesFit and BalancedAllocation; TaintToleration
-# and NodeUnschedulable) give the same fragment and the signature can keep it once.
-
-NODE_NAME_SIGNER: Final = "v1.Pod.Spec.NodeName"
-NODE_AFFINITY_SIGNER: Final = "v1.Pod.Spec.Affinity.NodeAffinity"
-HOST_PORTS_SIGNER: Final = "v1.Pod.Spec.HostPorts()"
-RESOURCES_SIGNER: Final = "v1.Pod.Spec.ContainerRequestsAndOverheads()"
-TOLERATIONS_SIGNER: Final = "v1.Pod.Spec.Tolerations"
-IMAGE_NAMES_SIGNER: Final = "v1.Pod.Spec.CanonicalImageNames()"
-
-
-def tolerations_fragment(pod: Pod) -> Hashable:
-    """The pod's tolerations as a sorted set of what matching reads.
-
-    ``tolerationSeconds`` is left out (no scheduling decision reads it); the operator is
-    spelled out (empty means Equal) and Exists drops the value (matching ignores it).
-    """
-    items = set()
-    for t in pod.tolerations:
-        operator = t.operator or "Equal"
-        value = "" if operator == "Exists" else t.value
-        items.add((t.key, operator, value, t.effect.value if t.effect is not None else ""))
-    return (TOLERATIONS_SIGNER, tuple(sorted(items)))
-
-
-def resources_fragment(pod: Pod) -> Hashable:
-    """Effective requests plus the non-zero cpu/memory used by scoring (zero scalars dropped:
-    a zero request changes no filter or score)."""
-    r = pod.requests
-    scalar = tuple(sorted((name, amount) for name, amount in r.scalar.items() if amount))
-    value = (
-        r.milli_cpu,
-        r.memory,
-        r.ephemeral_storage,
-        scalar,
-        pod.non_zero_milli_cpu,
-        pod.non_zero_memory,
-    )
-    return (RESOURCES_SIGNER, value)
-
-
-# -- resource names (k8s.io/kubernetes/pkg/apis/core/v1/helper) -------------------------------
-
-
-def is_extended_resource_name(name: str) -> bool:
-    """Has a domain prefix outside ``*kubernetes.io/`` and is not a quota ``requests.`` name."""
-    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
-        return False
-    return is_qualified_name("requests." + name)
-
-
-def is_scalar_resource_name(name: str) -> bool:
-    """Resources kube keeps in ``ScalarResources``: extended, hugepages, prefixed native,
-    attachable volumes."""
-    return (
-        is_extended_resource_name(name)
-        or name.startswith(("hugepages-", "attachable-volumes-"))
-        or "kubernetes.io/" in name
-    )
-
-
-_NAME_PART = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
-
-def is_qualified_name(value: str) -> bool:
-    """apimachinery's IsQualifiedName: ``[prefix/]name``, name <= 63 chars, DNS-1123 prefix."""
-    prefix, slash, name = value.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        return False
-    return 0 < len(name) <= 63 and bool(_NAME_PART.match(name))
-
-
-# -- plugin args readers ---------------------------------------------------------------------
-# Args arrive as the YAML mapping under pluginConfig[i].args. Errors are ValueErrors whose
-# message starts with the field path (``NodeResourcesFitArgs.scoringStrategy.type: ...``).
-
-
-def check_fields(args: Mapping[str, object], where: str, allowed: Iterable[str]) -> None:
-    """Reject fields we do not know: a typo must not silently fall back to a default."""
-    known = set(allowed)
-    for key in args:
-        if key not in known:
-            raise ValueError(f'{where}: unknown field "{key}"')
-
-
-def as_mapping(value: object, where: str) -> Mapping[str, object]:
-    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
-        raise ValueError(f"{where}: must be a mapping, got {type(value).__name__}")
-    return value
-
-
-def as_list(value: object, where: str) -> list[object]:
-    if not isinstance(value, list | tuple):
-        raise ValueError(f"{where}: must be a list, got {type(value).__name__}")
-    return list(value)
-
-
-def as_int(value: object, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{where}: must be an integer, got {value!r}")
-    return value
-
-
-def as_str(value: object, where: str) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{where}: must be a string, got {value!r}")
-    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,9 +57,10 @@ def parse_resource_specs(value: object, where: str) -> tuple[ResourceSpec, ...]:
     return tuple(specs)
 
 
-# -- the resource-allocation scorer (noderesources/resource_allocation.go) --------------------
+# -- the scorer --------------------------------------------------------------------------------
 
 Scorer = Callable[[list[int], list[int]], int]
+"""(requested, allocatable) per configured resource → node score; allocatable 0 = skip."""
 PairScorer = Callable[[int, int, int, int], int]
 """A Scorer specialised to (cpu, memory): requested cpu, allocatable cpu, requested memory,
 allocatable memory. The default resources are exactly these two, and this path, per node in
@@ -215,7 +77,7 @@ def _kind(name: str) -> int:
         return _MEMORY
     if name == res.EPHEMERAL_STORAGE:
         return _EPHEMERAL
-    if is_scalar_resource_name(name):
+    if parse_common.is_scalar_resource_name(name):
         return _SCALAR
     return _NONE  # "pods", "storage", ...: kube finds no allocatable for them and skips
 
