@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scheduler.app.core import build_scheduler
+from scheduler.app.local_binder import LocalBinder, attempt_queued
 from scheduler.batching.signature import BatchingMode
 from scheduler.clock import FakeClock
-from scheduler.cycle.ports import BindDone, BindRequest, BindResult
+from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
 from scheduler.framework.config import default_config
 from scheduler.framework.cycle_state import CycleState
@@ -90,17 +91,6 @@ def _unsignable_pod(app: str) -> Pod:
     return pod_from_raw(raw)
 
 
-class _Binder:
-    """Binds at once and confirms, as simulate does."""
-
-    scheduler: Scheduler | None = None
-
-    def dispatch(self, request: BindRequest, done: BindDone) -> None:
-        done(request, BindResult.BOUND, "")
-        assert self.scheduler is not None
-        self.scheduler.cluster.add_pod(request.pod)
-
-
 class _Silent:
     def scheduled(self, pod: Pod, node: str) -> None: ...
     def unschedulable(self, pod: Pod, message: str) -> None: ...
@@ -111,7 +101,7 @@ def _scheduler(
     nodes: int, mode: BatchingMode, percentage: int, zones: tuple[str, ...] = ()
 ) -> Scheduler:
     config = default_config()
-    binder = _Binder()
+    binder = LocalBinder()
     scheduler = build_scheduler(
         config,
         clock=FakeClock(),
@@ -123,9 +113,10 @@ def _scheduler(
     binder.scheduler = scheduler
     for profile in scheduler.profiles.values():
         profile.percentage_of_nodes_to_score = percentage
+    handlers = EventHandlers(scheduler)  # the watch's way in
     for i, raw in enumerate(make_nodes(nodes, zones=zones)):
         raw["metadata"]["uid"] = f"uid-node-{i}"
-        scheduler.cluster.add_node(node_from_raw(raw))
+        handlers.on_node(node_from_raw(raw))
     return scheduler
 
 
@@ -144,12 +135,13 @@ def full_pass_ms(nodes: int, percentage: int, repeats: int) -> float:
 
 def _populate(scheduler: Scheduler, nodes: int, pods: int) -> None:
     """``pods`` running pods, app ``i // APP_SIZE``, pod ``i`` on node ``i % nodes``."""
+    handlers = EventHandlers(scheduler)
     for i in range(pods):
         raw = _raw_pod(f"run-{i}", "100m", "500Mi")
         raw["metadata"]["labels"] = {"app": f"app-{i // APP_SIZE}", "tier": "backend"}
         raw["spec"]["nodeName"] = f"node-{i % nodes}"
         raw["status"] = {"phase": "Running"}
-        scheduler.cluster.add_pod(pod_from_raw(raw))
+        handlers.on_pod(pod_from_raw(raw))
 
 
 def unsignable_ms(nodes: int, pods: int, repeats: int) -> dict[str, float]:
@@ -178,12 +170,12 @@ def batched_ms(nodes: int, cpu: str, memory: str, pods: int, repeats: int) -> di
     hinted, full = [], []
     for r in range(repeats):
         scheduler = _scheduler(nodes, BatchingMode.ALL, 0)
+        handlers = EventHandlers(scheduler)
         for i in range(pods):
-            scheduler.enqueue(_pod(f"r{r}-p{i}", cpu, memory))
-        while group := scheduler.queue.try_pop_group():
-            for info in group:
-                scheduler.schedule_one(info)
-        stats = scheduler.stats
+            handlers.on_pod(_pod(f"r{r}-p{i}", cpu, memory))
+        for _ in attempt_queued(scheduler):
+            pass
+        stats = scheduler.counts()
         if stats.batched:
             hinted.append(stats.batched_seconds / stats.batched)
         if stats.full_passes:

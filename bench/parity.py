@@ -23,7 +23,7 @@ kube put it (deleted and re-created bound to kube's node, or deleted when kube l
 pending), so every pod of ours meets exactly the cluster kube's met.
 
 Both profiles are kube's defaults (or ``--config list``: PodTopologySpread ``defaultingType:
-List``), both with ``DefaultPreemption`` disabled (see ``profile_config``); batching off in
+List``), both with ``DefaultPreemption`` disabled (see ``_config``); batching off in
 both (``--batching on`` turns it on in both; kube then logs no scores for hinted pods and
 ties are judged on the node alone).
 """
@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from bench import parity_cases, parity_explain
+from bench.configs import CONFIGS, scheduler_config
 from controlplane.launcher import ControlPlane, ControlPlaneError, free_port, missing_binaries
 
 if TYPE_CHECKING:
@@ -93,27 +94,17 @@ class Run:
     """pod → (the admitted pods bound when it was created, the admitted pod itself)."""
 
 
-def profile_config(kind: str, *, kube: bool, kubeconfig: Path | None = None) -> dict[str, Any]:
-    """``kind`` ``default`` (kube's defaults) or ``list`` (PodTopologySpread
-    ``defaultingType: List`` without ``defaultConstraints``, what KEP-5598 recommends)."""
-    # Both without preemption: a decision is compared one pod at a time, and evictions would
-    # make the two clusters drift apart (preemption has its own tests).
-    profile: dict[str, Any] = {
-        "schedulerName": SCHEDULER_NAME,
-        "plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}},
-    }
-    if kind == "list":
-        args = {"defaultingType": "List"}
-        profile["pluginConfig"] = [{"name": "PodTopologySpread", "args": args}]
-    config: dict[str, Any] = {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "profiles": [profile],
-    }
-    if kube:
-        config["leaderElection"] = {"leaderElect": False}
-        config["clientConnection"] = {"kubeconfig": str(kubeconfig), "qps": 1000, "burst": 1000}
-    return config
+def _config(kind: str, *, kube: bool, kubeconfig: Path | None = None) -> dict[str, Any]:
+    """Both without preemption: a decision is compared one pod at a time, and evictions
+    would make the two clusters drift apart (preemption has its own tests)."""
+    return scheduler_config(
+        kind,
+        scheduler_name=SCHEDULER_NAME,
+        kube=kube,
+        kubeconfig=kubeconfig,
+        qps=1000,
+        preemption=False,
+    )
 
 
 class Harness:
@@ -153,7 +144,7 @@ class Harness:
         if which == "kube":
             kubeconfig = self.cp.client_kubeconfig("scheduler", "system:kube-scheduler")
             config.write_text(
-                yaml.safe_dump(profile_config(self.config, kube=True, kubeconfig=kubeconfig))
+                yaml.safe_dump(_config(self.config, kube=True, kubeconfig=kubeconfig))
             )
             cmd = [str(self.cp.bin / "kube-scheduler"), f"--config={config}"]
             cmd += [
@@ -164,7 +155,7 @@ class Harness:
             cmd.append(f"--feature-gates=OpportunisticBatching={gate}")
             ready = f"https://127.0.0.1:{port}/readyz"
         else:
-            config.write_text(yaml.safe_dump(profile_config(self.config, kube=False)))
+            config.write_text(yaml.safe_dump(_config(self.config, kube=False)))
             cmd = [sys.executable, "-m", "scheduler", "run", "--kubeconfig"]
             cmd += [str(self.cp.scheduler_kubeconfig), "--config", str(config)]
             cmd += ["--batching", "all" if self.batching else "off", "--log-level", "warning"]
@@ -422,7 +413,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--running", type=int, default=30, help="bound pods per seed")
     parser.add_argument("--pending", type=int, default=80, help="pending pods per seed")
     parser.add_argument("--batching", choices=("off", "on"), default="off")
-    parser.add_argument("--config", choices=("default", "list"), default="default")
+    parser.add_argument("--config", choices=CONFIGS, default="default")
     parser.add_argument("--out", type=Path, default=RESULTS)
     a = parser.parse_args(argv)
     try:

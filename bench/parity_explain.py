@@ -14,6 +14,7 @@ from scheduler.cache.cluster_state import ClusterState
 from scheduler.framework.config import default_config
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import FitError
+from scheduler.framework.explanation import explain_pod
 from scheduler.framework.profile import ScheduleResult, build_profile
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from scheduler.plugins import in_tree_registry
@@ -45,17 +46,10 @@ def explain(
         return {"outcome": f"error: {outcome.message}", "scores": {}}
     scores: dict[str, dict[str, int]] = {}
     if outcome.scores is not None:
-        # Replay the score phase on the feasible nodes to keep every plugin's column.
-        state = CycleState()
-        profile.run_pre_filter(state, parsed)
-        feasible = outcome.scores.nodes
-        profile.run_pre_score(state, parsed, feasible)
-        for weighted in profile.active_score_plugins(state):
-            column = [weighted.plugin.score(state, parsed, info) for info in feasible]
-            if weighted.normalizer is not None:
-                weighted.normalizer.normalize_score(state, parsed, feasible, column)
-            for info, value in zip(feasible, column, strict=True):
-                scores.setdefault(info.name, {})[weighted.plugin.name] = value * weighted.weight
-        for info, total in zip(feasible, outcome.scores.totals, strict=True):
-            scores[info.name]["total"] = total
+        # Every plugin's weighted column on the nodes the pass scored (explain's breakdown).
+        scored = {info.name for info in outcome.scores.nodes}
+        for verdict in explain_pod(profile, parsed).feasible:
+            if verdict.node in scored and verdict.total is not None:
+                row = {score.plugin: score.weighted for score in verdict.scores}
+                scores[verdict.node] = {**row, "total": verdict.total}
     return {"outcome": outcome.node.name, "scores": scores}

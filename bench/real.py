@@ -7,7 +7,7 @@ kube-apiserver v1.37.2 on loopback, one per node count; nodes are API objects (n
 no controller-manager: nothing else competes for the two cores). For every (scenario,
 configuration, repeat) each scheduler in turn, interleaved so that drift touches all alike:
 
-* ``ceiling``: the bare bind client of :mod:`bench.e2e` (watch, bind round robin, 16 binds
+* ``ceiling``: the bare bind client of :mod:`bench.ceiling` (watch, bind round robin, 16 binds
   in flight), as our ServiceAccount;
 * ``ours-off`` / ``ours-on``: ``python -m scheduler run --batching off|all`` as our
   ServiceAccount (its RBAC, its TokenRequest token), 16 binds in flight;
@@ -47,55 +47,36 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import yaml
 
-from bench import e2e
-from bench.e2e import (
+from bench.burst import (
     BIND_CONCURRENCY,
     CREATE_CONCURRENCY,
-    SCENARIOS,
-    SCHEDULER_NAME,
     STALL_SECONDS,
-    cpu_seconds,
-    free_port,
-    metric_sum,
-    parse_metrics,
-    percentile,
-    vm_hwm_mb,
+    BindWatch,
+    BurstBinds,
+    create_timed,
 )
-from controlplane.launcher import ControlPlane
+from bench.configs import CONFIGS, scheduler_config
+from bench.measure import by_label, cpu_seconds, metric_sum, parse_metrics, vm_hwm_mb
+from bench.scenarios import SCENARIOS, SCHEDULER_NAME
+from bench.stats import percentile, rounded
+from controlplane.launcher import ControlPlane, free_port
 from scheduler.sim import workload
 
 if TYPE_CHECKING:
-    from bench.e2e import Scenario
+    from bench.scenarios import Scenario
 
 ROOT = Path(__file__).parent.parent
 RESULTS = ROOT / "bench" / "results" / "real"
 SCHEDULERS = ("ceiling", "ours-off", "ours-on", "kube-on", "kube-off")
-CONFIGS = ("default", "list")
 CLIENT_QPS = 10000
 NAMESPACE = "bench"
 PODS_PATH = f"/api/v1/namespaces/{NAMESPACE}/pods"
 
 
 def _config(kind: str, *, kube: bool, kubeconfig: Path | None = None) -> dict[str, Any]:
-    """The KubeSchedulerConfiguration of ``kind`` for kube-scheduler or for ours."""
-    profile: dict[str, Any] = {"schedulerName": SCHEDULER_NAME}
-    if kind == "list":
-        profile["pluginConfig"] = [
-            {"name": "PodTopologySpread", "args": {"defaultingType": "List"}}
-        ]
-    config: dict[str, Any] = {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "profiles": [profile],
-    }
-    if kube:
-        config["leaderElection"] = {"leaderElect": False}
-        config["clientConnection"] = {
-            "kubeconfig": str(kubeconfig),
-            "qps": CLIENT_QPS,
-            "burst": CLIENT_QPS,
-        }
-    return config
+    return scheduler_config(
+        kind, scheduler_name=SCHEDULER_NAME, kube=kube, kubeconfig=kubeconfig, qps=CLIENT_QPS
+    )
 
 
 class Cluster:
@@ -234,49 +215,16 @@ def start_scheduler(cluster: Cluster, scheduler: str, config: str, run_dir: Path
     return Process(cmd, f"{url}/readyz", f"{url}/metrics", log)
 
 
-class BindWatch(e2e.BindWatch):
-    """:class:`bench.e2e.BindWatch` on the bench namespace of the real API server (TLS)."""
-
-    def __init__(self, cluster: Cluster, expect: int) -> None:
-        super().__init__(cluster.cp.api_url, expect)
-        self.cluster = cluster
-
-    async def _run(self, rv: str) -> None:
-        timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
-        params = {"watch": "true", "resourceVersion": rv}
-        async with (
-            self.cluster.session(timeout=timeout) as s,
-            s.get(PODS_PATH, params=params) as resp,
-        ):
-            self.ready.set()
-            async for line in resp.content:
-                if b'"nodeName"' in line:
-                    self.lines.append((time.perf_counter(), line))
-                    if len(self.lines) >= self.expect:  # one bind event per pod
-                        self.done.set()
-
-
 async def _resource_version(cluster: Cluster) -> str:
     async with cluster.session() as s, s.get(PODS_PATH, params={"limit": "1"}) as r:
         return str((await r.json())["metadata"]["resourceVersion"])
 
 
 async def create_pods(cluster: Cluster, objects: list[dict[str, Any]]) -> dict[str, float]:
-    todo = list(reversed(objects))
-    created: dict[str, float] = {}
+    for obj in objects:
+        obj["metadata"]["namespace"] = NAMESPACE
     async with cluster.session() as s:
-
-        async def worker() -> None:
-            while todo:
-                obj = todo.pop()
-                obj["metadata"]["namespace"] = NAMESPACE
-                await _post(s, PODS_PATH, obj)
-                created[obj["metadata"]["name"]] = time.perf_counter()
-
-        async with asyncio.TaskGroup() as tg:
-            for _ in range(CREATE_CONCURRENCY):
-                tg.create_task(worker())
-    return created
+        return await create_timed(s, objects, concurrency=CREATE_CONCURRENCY)
 
 
 async def run_one(
@@ -296,7 +244,7 @@ async def run_one(
     try:
         await proc.wait_ready()
         t_ready = time.perf_counter()
-        watch = BindWatch(cluster, pods)
+        watch = BindWatch(cluster.cp.api_url, pods, path=PODS_PATH, tls=cluster.ssl)
         await watch.start(await _resource_version(cluster))
         cpu0 = cpu_seconds(proc.proc.pid)
         try:
@@ -313,17 +261,10 @@ async def run_one(
         proc.stop()
     api_cpu = cpu_seconds(cluster.cp.process("kube-apiserver").proc.pid) - api_cpu0
     await cluster.clear()
-    binds = watch.bind_times()
-    last = max(binds.values(), default=time.perf_counter())
-    span = max(last - t_create, 1e-9)
-    latencies = [t - created[n] for n, t in binds.items() if n in created]
+    burst = BurstBinds(watch.bind_times(), created, t_create, time.perf_counter())
+    bound = max(len(burst.binds), 1)
     metrics = parse_metrics(text)
-    attempts = {
-        labels["result"]: int(v)
-        for labels, v in metrics.get("scheduler_batch_attempts_total", [])
-        if v and "result" in labels
-    }
-    cpu_per_pod_ms = round(cpu / max(len(binds), 1) * 1000, 3)
+    cpu_per_pod_ms = round(cpu / bound * 1000, 3)
     return {
         "api": "real",
         "scenario": scenario.name,
@@ -332,33 +273,23 @@ async def run_one(
         "scheduler": scheduler,
         "config": config,
         "repeat": repeat,
-        "bound": len(binds),
-        "complete": len(binds) >= pods,
-        "pods_per_s": round(len(binds) / span, 1),
-        "latency_p50_s": _round(percentile(latencies, 0.5)),
-        "latency_p99_s": _round(percentile(latencies, 0.99)),
+        **burst.counts(pods),
+        "latency_p50_s": rounded(percentile(burst.latencies, 0.5), 3),
+        "latency_p99_s": rounded(percentile(burst.latencies, 0.99), 3),
         # One figure under the two names the side-by-side and the per-pod-cost issues use.
         "cpu_s_per_1000_pods": cpu_per_pod_ms,
         "cpu_ms_per_pod": cpu_per_pod_ms,
-        "apiserver_cpu_s_per_1000_pods": round(api_cpu / max(len(binds), 1) * 1000, 3),
+        "apiserver_cpu_s_per_1000_pods": round(api_cpu / bound * 1000, 3),
         "peak_rss_mb": round(peak, 1),
         "startup_s": round(t_ready - started, 3),
         "create_s": round(t_created - t_create, 3),
-        "first_create_to_last_bind_s": round(span, 3),
+        "first_create_to_last_bind_s": round(burst.span, 3),
         "scheduled": int(
             metric_sum(metrics, "scheduler_schedule_attempts_total", result="scheduled")
         ),
-        "batch_attempts": attempts,
-        "batch_flushes": {
-            labels["reason"]: int(v)
-            for labels, v in metrics.get("scheduler_batch_cache_flushed_total", [])
-            if v and "reason" in labels
-        },
+        "batch_attempts": by_label(metrics, "scheduler_batch_attempts_total", "result"),
+        "batch_flushes": by_label(metrics, "scheduler_batch_cache_flushed_total", "reason"),
     }
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
 
 
 async def run_matrix(

@@ -6,44 +6,37 @@ from __future__ import annotations
 import statistics
 from typing import TYPE_CHECKING, Any
 
-from bench.e2e import median_fields
-from bench.real import CLIENT_QPS, CONFIGS, SCHEDULERS
+from bench.configs import CONFIGS
+from bench.e2e_report import fmt, save_chart
+from bench.real import CLIENT_QPS, SCHEDULERS
+from bench.stats import grouped_medians
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 
 def medians(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    groups: dict[tuple[str, int, str, str], list[dict[str, Any]]] = {}
-    for r in records:
-        key = (r["scenario"], r["nodes"], r["scheduler"], r["config"])
-        groups.setdefault(key, []).append(r)
-    rows = []
-    for (scenario, nodes, scheduler, config), rs in sorted(groups.items()):
-        row: dict[str, Any] = {
-            "scenario": scenario,
-            "nodes": nodes,
-            "scheduler": scheduler,
-            "config": config,
-            "pods": rs[0]["pods"],
-            "repeats": len(rs),
-            "complete": all(r["complete"] for r in rs),
-        }
-        row.update(
-            median_fields(
-                rs,
-                "pods_per_s",
-                "latency_p50_s",
-                "latency_p99_s",
-                "cpu_ms_per_pod",
-                "apiserver_cpu_s_per_1000_pods",
-                "peak_rss_mb",
-            )
-        )
-        hinted = [r["batch_attempts"].get("hint_used", 0) for r in rs]
-        row["hint_used"] = int(statistics.median(hinted))
-        rows.append(row)
-    return rows
+    """One row per (scenario, nodes, scheduler, config), in that order: the medians."""
+    by = ("scenario", "nodes", "scheduler", "config")
+    rows = grouped_medians(
+        records,
+        by,
+        (
+            "pods_per_s",
+            "latency_p50_s",
+            "latency_p99_s",
+            "cpu_ms_per_pod",
+            "apiserver_cpu_s_per_1000_pods",
+            "peak_rss_mb",
+        ),
+        _median_hint_used,
+    )
+    return sorted(rows, key=lambda row: tuple(row[key] for key in by))
+
+
+def _median_hint_used(records: list[dict[str, Any]]) -> dict[str, Any]:
+    hinted = [r["batch_attempts"].get("hint_used", 0) for r in records]
+    return {"hint_used": int(statistics.median(hinted))}
 
 
 def markdown(records: list[dict[str, Any]], meta: dict[str, Any]) -> str:
@@ -68,18 +61,14 @@ def markdown(records: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         done = "" if r["complete"] else " (incomplete)"
         lines.append(
             f"| {r['scenario']} | {r['nodes']} | {r['pods']} | {r['config']} | "
-            f"{r['scheduler']}{done} | {_f(r['pods_per_s'])} | {_f(vs, '{:.2f}x')} | "
-            f"{_f(of, '{:.0%}')} | {_f(r['cpu_ms_per_pod'], '{:.2f}')} | "
-            f"{_f(r['apiserver_cpu_s_per_1000_pods'], '{:.1f}')} | "
-            f"{_f(r['latency_p50_s'], '{:.2f}')} / {_f(r['latency_p99_s'], '{:.2f}')} | "
-            f"{r['hint_used']} | {_f(r['peak_rss_mb'])} |"
+            f"{r['scheduler']}{done} | {fmt(r['pods_per_s'])} | {fmt(vs, '{:.2f}x')} | "
+            f"{fmt(of, '{:.0%}')} | {fmt(r['cpu_ms_per_pod'], '{:.2f}')} | "
+            f"{fmt(r['apiserver_cpu_s_per_1000_pods'], '{:.1f}')} | "
+            f"{fmt(r['latency_p50_s'], '{:.2f}')} / {fmt(r['latency_p99_s'], '{:.2f}')} | "
+            f"{r['hint_used']} | {fmt(r['peak_rss_mb'])} |"
         )
     lines.append("")
     return "\n".join(lines)
-
-
-def _f(value: Any, pattern: str = "{:.0f}") -> str:
-    return "-" if value is None else pattern.format(value)
 
 
 def plot(records: list[dict[str, Any]], out_dir: Path) -> None:
@@ -103,13 +92,10 @@ def plot(records: list[dict[str, Any]], out_dir: Path) -> None:
             if pts:
                 style = "^--" if scheduler == "ceiling" else "o-"
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=scheduler)
-        ax.set_xscale("log")
-        ax.set_ylim(bottom=0)
-        ax.set_xlabel("nodes")
-        ax.set_ylabel("pods/s (median)")
-        ax.set_title(f"{scenario}, config {config}: real kube-apiserver v1.37.2", fontsize=10)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(out_dir / f"throughput_{scenario}_{config}.png")
-        plt.close(fig)
+        save_chart(
+            fig,
+            ax,
+            out_dir / f"throughput_{scenario}_{config}.png",
+            title=f"{scenario}, config {config}: real kube-apiserver v1.37.2",
+            ylabel="pods/s (median)",
+        )

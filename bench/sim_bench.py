@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import time
 
 import aiohttp
 
+from bench.measure import cpu_seconds
 from scheduler.sim import workload
 from scheduler.sim.process import SimProcess
 
@@ -68,16 +68,6 @@ async def _bind_all(url: str, names: list[str], clients: int) -> float:
     return time.perf_counter() - start
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User+system CPU seconds of a process (Linux /proc; 0.0 elsewhere)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 async def run(pods: int, clients: int) -> dict[str, float]:
     """Start the emulator, create pods, then bind them all while one watcher counts events."""
     with SimProcess(["--nodes", "100", "--history", str(pods * 3)]) as sim:
@@ -90,10 +80,10 @@ async def run(pods: int, clients: int) -> dict[str, float]:
         watch = asyncio.create_task(_watch_count(sim.url, rv, pods, ready))
         await ready.wait()
         assert sim.proc is not None
-        cpu_before = _cpu_seconds(sim.proc.pid)
+        cpu_before = cpu_seconds(sim.proc.pid)
         bind_s = await _bind_all(sim.url, [f"pod-{i}" for i in range(pods)], clients)
         events, watch_s = await asyncio.wait_for(watch, 60)
-        server_cpu = _cpu_seconds(sim.proc.pid) - cpu_before
+        server_cpu = cpu_seconds(sim.proc.pid) - cpu_before
         # replay: a fresh watcher from the same RV reads the whole history at once
         ready2 = asyncio.Event()
         replayed, replay_s = await _watch_count(sim.url, rv, pods, ready2)
