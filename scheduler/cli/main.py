@@ -1,4 +1,5 @@
-"""Command line: ``run``, ``demo``, ``simulate`` and ``sim serve`` — flags → settings → app.
+"""Command line: ``run``, ``demo``, ``simulate``, ``explain`` and ``sim serve`` — flags →
+settings → app.
 
 Exit codes: 0 done, 1 failure while running, 2 bad input (flags, configuration, snapshot),
 with a message naming the field.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from scheduler import __version__
 from scheduler.batching.signature import BatchingMode
@@ -36,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--kubeconfig", type=Path, help="kubeconfig file (default: in-cluster)")
     run.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
     run.add_argument("--scheduler-name", default=DEFAULT_SCHEDULER_NAME)
-    run.add_argument("--batching", type=_batching, default=BatchingMode.ANNOTATED)
+    run.add_argument("--batching", type=_batching, help="annotated (default), all or off")
     run.add_argument(
         "--leader-elect",
         action=argparse.BooleanOptionalAction,
@@ -45,29 +47,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--metrics-addr",
-        default="127.0.0.1:10259",
         metavar="HOST:PORT",
-        help="serve /metrics, /healthz, /readyz here; empty string: off",
+        help="serve /metrics, /healthz, /readyz here (default 127.0.0.1:10259); empty: off",
     )
     run.add_argument("--log-format", choices=("json", "console"), default="json")
     run.add_argument("--log-level", default="info")
-    run.add_argument(
-        "--bind-concurrency", type=int, default=16, help="bind calls in flight at once"
-    )
-    run.add_argument(
-        "--max-batch-age", type=float, default=0.5, help="seconds a batch state may be reused"
-    )
+    # Flags left out take the settings' defaults (app/settings.py and the options classes
+    # it nests): one source for every default.
+    run.add_argument("--bind-concurrency", type=int, help="bind calls in flight at once")
+    run.add_argument("--max-batch-age", type=float, help="seconds a batch state may be reused")
     run.add_argument(
         "--batching-verify-ratio",
         type=float,
-        default=0.0,
         metavar="R",
         help="fraction of hinted pods that also get a full pass, to count divergences",
     )
     run.add_argument(
         "--resync-interval",
         type=float,
-        default=60.0,
         help="seconds between safety-net LISTs; re-lists are reconciled at once (0: off)",
     )
 
@@ -101,6 +98,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simulate.add_argument("--scheduler-name", default=DEFAULT_SCHEDULER_NAME)
 
+    explain = commands.add_parser(
+        "explain",
+        help="one pending pod of a cluster snapshot: every node's Filter verdict and Score "
+        "breakdown, offline",
+    )
+    explain.add_argument(
+        "cluster", type=Path, help="a cluster snapshot, as for simulate (kubectl get ... -o yaml)"
+    )
+    explain.add_argument("pod", metavar="NAMESPACE/NAME", help="the pending pod to explain")
+    explain.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
+    explain.add_argument("--batching", type=_batching, default=BatchingMode.ANNOTATED)
+    explain.add_argument("--output", choices=("table", "json"), default="table")
+    explain.add_argument("--scheduler-name", default=DEFAULT_SCHEDULER_NAME)
+    explain.add_argument(
+        "--profile", help="explain under this profile, whatever the pod's schedulerName"
+    )
+
     sim = commands.add_parser("sim", help="the Kubernetes API emulator")
     sim_commands = sim.add_subparsers(dest="sim_command", required=True)
     serve = sim_commands.add_parser("serve", help="run the emulator in the foreground")
@@ -122,6 +136,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _demo(args)
     if args.command == "simulate":
         return _simulate(args)
+    if args.command == "explain":
+        return _explain(args)
     if args.command == "sim":
         from scheduler.sim import cli as sim_cli
 
@@ -164,6 +180,28 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _explain(args: argparse.Namespace) -> int:
+    from scheduler.app import explain
+    from scheduler.app.config_file import read_config
+    from scheduler.logs.setup import configure_logging
+
+    # stdout carries the report; the report says itself what a warning would.
+    configure_logging(fmt="console", level="error", stream=sys.stderr)
+
+    try:
+        config = read_config(args.config, scheduler_name=args.scheduler_name)
+        snapshot = explain.read_cluster(args.cluster)
+        report = explain.explain(
+            snapshot, config, args.pod, mode=args.batching, profile=args.profile
+        )
+    except ConfigError as exc:  # plugin args are validated when the profiles are built
+        return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
+    except (explain.InputError, explain.ExplainError) as exc:
+        return _bad_input(exc)
+    print(explain.to_json(report) if args.output == "json" else explain.render_table(report))
+    return 0
+
+
 def _bad_input(error: object) -> int:
     """Exit code 2 with one line on stderr (a message can never break the line)."""
     text = " ".join(str(error).split())
@@ -171,17 +209,19 @@ def _bad_input(error: object) -> int:
     return 2
 
 
+def _given(**values: Any) -> dict[str, Any]:
+    """The flags given on the command line (the others keep their settings default)."""
+    return {name: value for name, value in values.items() if value is not None}
+
+
 def _run(args: argparse.Namespace) -> int:
     import asyncio
 
     from scheduler.app import runtime
     from scheduler.app.config_file import read_config
-    from scheduler.app.settings import (
-        BatchingOptions,
-        LoggingOptions,
-        SchedulerSettings,
-        SettingsError,
-    )
+    from scheduler.app.settings import SchedulerSettings, SettingsError
+    from scheduler.cycle.schedule_one import BatchingSettings
+    from scheduler.kube.binder import BinderOptions
     from scheduler.kube.client import KubeconfigError
     from scheduler.kube.controller.settings import ControllerOptions
     from scheduler.logs.setup import configure_logging
@@ -192,18 +232,17 @@ def _run(args: argparse.Namespace) -> int:
     try:
         settings = SchedulerSettings(
             kubeconfig=args.kubeconfig,
-            config_file=args.config,
-            scheduler_name=args.scheduler_name,
-            batching=BatchingOptions(
-                mode=args.batching,
-                max_batch_age=args.max_batch_age,
-                verify_ratio=args.batching_verify_ratio,
+            batching=BatchingSettings(
+                **_given(
+                    mode=args.batching,
+                    max_batch_age=args.max_batch_age,
+                    verify_ratio=args.batching_verify_ratio,
+                )
             ),
-            bind_concurrency=args.bind_concurrency,
-            metrics_addr=args.metrics_addr,
+            binder=BinderOptions(**_given(concurrency=args.bind_concurrency)),
             leader_elect=args.leader_elect,
-            controller=ControllerOptions(resync_interval=args.resync_interval),
-            logging=LoggingOptions(format=args.log_format, level=args.log_level),
+            controller=ControllerOptions(**_given(resync_interval=args.resync_interval)),
+            **_given(metrics_addr=args.metrics_addr),
         )
         settings.validate()
     except SettingsError as exc:

@@ -1,0 +1,411 @@
+"""``batch-scheduler explain``: why one pending pod of a snapshot fits where it fits, offline.
+
+The cluster is loaded as ``simulate`` loads it (``app.cluster_snapshot``: the same cache,
+profiles and Signer as ``run``), then one pod is diagnosed (``framework.explanation``): every
+node's PreFilter/Filter verdict as kube's Status, and for the feasible nodes each Score
+plugin's raw score, its NormalizeScore result, its weight and the weighted value, nodes by
+total. kube-scheduler has no such command; the nearest is its plugin score log at V(10).
+
+Read-only: no other pod is scheduled, nothing is assumed, and PostFilter (preemption) is not
+run. The snapshot's bound pods are on their nodes; pending pods of our profiles are queued as
+``run`` would queue them, so their ``status.nominatedNodeName`` counts in Filter as in a full
+pass. Pending pods of other schedulers are left out, as ``simulate`` leaves them out.
+
+Batching: the pod is signed by the profile's Signer under ``--batching``; unsignable, the
+report names the refusing plugin (or pod-level rule). A pod that did not opt in is also
+signed as if it had, so the answer says whether opting in would let it batch.
+
+The report (``--output json``) is one object with these keys, all always present:
+``pod``, ``profile``, ``num_nodes``, ``feasible``, ``best`` (nodes with the highest total),
+``pre_filter`` (``code``, ``plugin``, ``reasons``, ``narrowed_by``), ``nodes`` (each:
+``node``, ``feasible``, ``point``, ``plugin``, ``code``, ``reasons``, ``total``, ``scores``
+of ``plugin``, ``raw``, ``normalized``, ``weight``, ``weighted``), ``nominated_pods`` (node →
+the pods nominated there that Filter counted), ``fit_error``,
+``batching`` (``mode``, ``signable``, ``refused_by``, ``reason``, ``if_opted_in``), ``notes``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import textwrap
+from typing import TYPE_CHECKING, Any
+
+from scheduler.app import cluster_snapshot
+from scheduler.app.core import build_scheduler
+from scheduler.app.local_binder import LocalBinder
+from scheduler.app.snapshot_file import InputError, Snapshot, read_snapshot_file
+from scheduler.batching.signature import OPTED_OUT, VOLUMES, BatchingMode, Signer
+from scheduler.clock import FakeClock
+from scheduler.cycle.schedule_one import BatchingSettings
+from scheduler.framework import explanation as ex
+from scheduler.framework.status import CODE_LABELS, Code
+from scheduler.metrics import Metrics
+from scheduler.model.pod import BATCHING_ANNOTATION
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from scheduler.framework.config import SchedulerConfig
+    from scheduler.framework.status import Status
+    from scheduler.model.pod import Pod
+
+__all__ = ["ExplainError", "InputError", "explain", "read_cluster", "render_table", "to_json"]
+
+WIDTH = 100
+"""Columns the table fits in."""
+_MIN_REASON_WIDTH = 30
+"""Narrower than this, a Filter reason goes under its row rather than in its column."""
+
+
+class ExplainError(ValueError):
+    """The pod cannot be explained (not in the snapshot, bound, another scheduler's)."""
+
+
+class _EverySchedulerName(set[str]):
+    """Keeps every scheduler's pending pods in the snapshot, so that a pod of another
+    scheduler is told apart from a missing one (the snapshot reader drops such pods)."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+class _Silent:
+    """The Reporter of a scheduler that runs no cycle: there is nothing to report."""
+
+    def scheduled(self, pod: Pod, node: str) -> None:
+        return None
+
+    def unschedulable(self, pod: Pod, message: str) -> None:
+        return None
+
+    def failed(self, pod: Pod, message: str) -> None:
+        return None
+
+
+def read_cluster(path: Path) -> Snapshot:
+    """The snapshot in ``path`` with the pending pods of every scheduler; InputError (one
+    line naming file, document, object and field) for bad YAML or a bad object."""
+    return read_snapshot_file(path, _EverySchedulerName())
+
+
+def explain(
+    snapshot: Snapshot,
+    config: SchedulerConfig,
+    pod_key: str,
+    *,
+    mode: BatchingMode = BatchingMode.ANNOTATED,
+    profile: str | None = None,
+) -> dict[str, Any]:
+    """The JSON-ready report for pending pod ``pod_key`` (``namespace/name``) under its
+    schedulerName's profile, or ``profile``; ExplainError when it cannot be explained."""
+    pod = _find(snapshot, pod_key)
+    profiles = [p.scheduler_name for p in config.profiles]
+    name = profile or pod.scheduler_name
+    if name not in profiles:
+        raise ExplainError(_no_profile(pod, profile, profiles))
+    scheduler = build_scheduler(
+        config,
+        clock=FakeClock(),
+        binder=LocalBinder(),
+        reporter=_Silent(),
+        batching=BatchingSettings(mode=mode),
+        metrics=Metrics(),  # a private registry: nothing is served
+        seed=0,
+    )
+    ours = [p for p in snapshot.pending if p.scheduler_name in scheduler.profiles]
+    cluster_snapshot.load(scheduler, dataclasses.replace(snapshot, pending=ours))
+    result = ex.explain_pod(scheduler.profiles[name], pod)
+    notes = _notes(result, pod)
+    return {
+        "pod": pod.key,
+        "profile": name,
+        "num_nodes": len(result.nodes),
+        "feasible": len(result.feasible),
+        "best": result.best,
+        "pre_filter": {
+            **_status(result.pre_filter),
+            "narrowed_by": list(result.narrowed_by),
+        },
+        "nodes": [_node(verdict) for verdict in result.nodes],
+        "nominated_pods": {node: list(keys) for node, keys in result.nominated_pods.items()},
+        "fit_error": result.fit_error or None,
+        "batching": _batching(scheduler.signers[name], pod),
+        "notes": notes,
+    }
+
+
+def _find(snapshot: Snapshot, key: str) -> Pod:
+    namespace, _, name = key.partition("/")
+    if not namespace or not name or "/" in name:
+        raise ExplainError(f"pod: expected namespace/name, got {key!r}")
+    for pod in snapshot.pending:
+        if pod.key == key:
+            return pod
+    for pod in snapshot.running:
+        if pod.key == key:
+            raise ExplainError(
+                f"pod {key} is already bound to node {pod.node_name}: "
+                "explain diagnoses pending pods"
+            )
+    raise ExplainError(
+        f"pod {key} is not in the snapshot (or it is Succeeded/Failed): "
+        "explain diagnoses pending pods"
+    )
+
+
+def _no_profile(pod: Pod, asked: str | None, profiles: list[str]) -> str:
+    served = ", ".join(profiles)
+    if asked is not None:
+        return f"--profile: no profile is named {asked!r} (profiles: {served})"
+    return (
+        f"pod {pod.key} has schedulerName {pod.scheduler_name!r}, which no profile serves "
+        f"(profiles: {served}); to explain it under one, pass --profile NAME"
+    )
+
+
+def _status(status: Status) -> dict[str, Any]:
+    return {
+        "code": CODE_LABELS[status.code],
+        "plugin": status.plugin or None,
+        "reasons": list(status.reasons),
+    }
+
+
+def _node(verdict: ex.NodeVerdict) -> dict[str, Any]:
+    return {
+        "node": verdict.node,
+        "feasible": verdict.feasible,
+        "point": verdict.point or None,
+        **_status(verdict.status),
+        "total": verdict.total,
+        "scores": [
+            {
+                "plugin": score.plugin,
+                "raw": score.raw,
+                "normalized": score.normalized,
+                "weight": score.weight,
+                "weighted": score.weighted,
+            }
+            for score in verdict.scores
+        ],
+    }
+
+
+def _batching(signer: Signer, pod: Pod) -> dict[str, Any]:
+    """The Signer's answer under the mode; a pod that did not opt in, signed as opted in."""
+    signed = signer.sign(pod)
+    report: dict[str, Any] = {
+        "mode": str(signer.mode),
+        "signable": signed.signature is not None,
+        "refused_by": signed.refused_by or None,
+        "reason": _refusal(signed.refused_by, signer) if signed.signature is None else None,
+        "if_opted_in": None,
+    }
+    if signed.refused_by == OPTED_OUT:
+        opted = dataclasses.replace(
+            pod, annotations={**pod.annotations, BATCHING_ANNOTATION: "true"}
+        )
+        again = Signer(signer.profile, BatchingMode.ANNOTATED).sign(opted)
+        report["if_opted_in"] = {
+            "signable": again.signature is not None,
+            "refused_by": again.refused_by or None,
+            "reason": _refusal(again.refused_by, signer) if again.signature is None else None,
+        }
+    return report
+
+
+def _refusal(refused_by: str, signer: Signer) -> str:
+    """Why a pod has no signature, in a sentence."""
+    if refused_by == OPTED_OUT:
+        if signer.mode is BatchingMode.OFF:
+            return "--batching off: no pod is batched"
+        if signer.mode is BatchingMode.ANNOTATED:
+            return f'the pod is not annotated {BATCHING_ANNOTATION}: "true"'
+        return f'the pod is annotated {BATCHING_ANNOTATION}: "false"'
+    if refused_by == "NominatedNode":
+        return "the pod has a nominated node: it is never batched (KEP-5598)"
+    if refused_by == "ResourceClaims":
+        return "the pod uses DRA resource claims"
+    if refused_by == VOLUMES:
+        return "a PersistentVolumeClaim of the pod is not bound yet (or no VolumeBinding)"
+    if refused_by in signer.disabled_by:
+        return f"plugin {refused_by} cannot sign any pod: batching is off for the profile"
+    return f"plugin {refused_by} cannot sign this pod"
+
+
+def _notes(result: ex.Explanation, pod: Pod) -> list[str]:
+    """What a full pass does differently from this report, and what was not run."""
+    notes: list[str] = []
+    if pod.scheduler_name != result.profile:
+        notes.append(
+            f"explained under profile {result.profile}; the pod's schedulerName is "
+            f"{pod.scheduler_name}"
+        )
+    if pod.scheduling_gates:
+        notes.append(
+            f"the pod has scheduling gates ({', '.join(pod.scheduling_gates)}): it is not "
+            "attempted until they are removed"
+        )
+    if pod.deleting:
+        notes.append("the pod is being deleted: it is not attempted")
+    for node, keys in sorted(result.nominated_pods.items()):
+        notes.append(
+            f"Filter on {node} counted the pods nominated there as running, as a full pass "
+            f"does: {', '.join(keys)}"
+        )
+    if result.skipped_filters:
+        names = ", ".join(result.skipped_filters)
+        notes.append(f"Filter not run (PreFilter returned Skip): {names}")
+    if result.skipped_scores:
+        names = ", ".join(result.skipped_scores)
+        notes.append(f"Score not run (PreScore returned Skip): {names}")
+    if any(v.status.code is Code.ERROR for v in result.nodes):
+        notes.append("a plugin returned Error: a full pass ends there and retries with backoff")
+    if result.score_error is not None:
+        plugin = result.score_error.plugin or "-"
+        notes.append(f"scoring failed ({plugin}): {result.score_error.message()}")
+    feasible = len(result.feasible)
+    if result.nominated_node:
+        notes.append(
+            f"the pod is nominated to {result.nominated_node}, which passes Filter: a full "
+            "pass takes it first, without scoring (kube's evaluateNominatedNode)"
+        )
+    elif feasible == 1:
+        notes.append("one feasible node: a full pass takes it without scoring")
+    if feasible > result.feasible_to_find:
+        notes.append(
+            f"a full pass stops filtering after {result.feasible_to_find} feasible nodes "
+            "(percentageOfNodesToScore), from a rotating start: it scores a subset of these"
+        )
+    if len(result.best) > 1:
+        notes.append(
+            f"{len(result.best)} nodes share the highest total: a full pass picks one at random"
+        )
+    if feasible == 0 and result.pre_filter.code is not Code.ERROR:
+        notes.append("PostFilter (DefaultPreemption) is not run by explain; simulate runs it")
+    return notes
+
+
+# -- output ------------------------------------------------------------------------------
+
+
+def to_json(report: Mapping[str, Any]) -> str:
+    return json.dumps(report, indent=None, separators=(",", ":"))
+
+
+def render_table(report: Mapping[str, Any]) -> str:
+    """The report for a terminal, in :data:`WIDTH` columns (long reasons wrap)."""
+    lines = [_headline(report), _pre_filter_line(report["pre_filter"]), *_batching_line(report)]
+    lines += ["", "Filter (the first plugin that rejects a node, as kube's Status)"]
+    lines += _filter_table(report["nodes"])
+    scored = [node for node in report["nodes"] if node["total"] is not None]
+    if scored:
+        lines += ["", "Score (feasible nodes, highest total first; weighted = normalized x weight)"]
+        lines += _score_table(scored)
+    if report["fit_error"]:
+        lines += ["", *_wrap(f"FailedScheduling: {report['fit_error']}", indent=2)]
+    if report["notes"]:
+        lines += ["", "Notes"]
+        for note in report["notes"]:
+            lines += _wrap(f"- {note}", indent=2)
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _headline(report: Mapping[str, Any]) -> str:
+    text = (
+        f"Pod {report['pod']} (profile {report['profile']}): "
+        f"{report['feasible']}/{report['num_nodes']} nodes feasible"
+    )
+    best = report["best"]
+    if best:
+        top = next(node for node in report["nodes"] if node["node"] == best[0])
+        total = f" (total {top['total']})" if top["total"] is not None else ""
+        text += f", best {' | '.join(best)}{total}"
+    return text
+
+
+def _pre_filter_line(pre_filter: Mapping[str, Any]) -> str:
+    text = f"PreFilter: {pre_filter['code']}"
+    if pre_filter["plugin"]:
+        text += f" ({pre_filter['plugin']}: {', '.join(pre_filter['reasons'])})"
+    elif pre_filter["reasons"]:
+        text += f" ({', '.join(pre_filter['reasons'])})"
+    if pre_filter["narrowed_by"]:
+        text += f"; nodes narrowed by {', '.join(pre_filter['narrowed_by'])}"
+    return text
+
+
+def _batching_line(report: Mapping[str, Any]) -> list[str]:
+    batching = report["batching"]
+    text = f"Batching (--batching {batching['mode']}): "
+    if batching["signable"]:
+        text += "signable"
+    else:
+        text += f"not signable, refused by {batching['refused_by']} ({batching['reason']})"
+    opted = batching["if_opted_in"]
+    if opted is not None and opted["signable"]:
+        text += "; if opted in: signable"
+    elif opted is not None:
+        text += f"; if opted in: refused by {opted['refused_by']} ({opted['reason']})"
+    return _wrap(text, indent=2)
+
+
+def _filter_table(nodes: list[Mapping[str, Any]]) -> list[str]:
+    rows = [("NODE", "STATUS", "PLUGIN", "REASON")]
+    for node in nodes:
+        plugin = node["plugin"] or ""
+        if node["point"] == ex.PRE_FILTER:
+            plugin = f"{plugin} (PreFilter)".lstrip()
+        rows.append((node["node"], node["code"], plugin, ", ".join(node["reasons"])))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    start = sum(widths) + 6
+    lines: list[str] = []
+    for row in rows:
+        head = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
+        if not row[3] or start + len(row[3]) <= WIDTH:
+            lines.append(f"{head}  {row[3]}")
+        elif WIDTH - start >= _MIN_REASON_WIDTH:
+            wrapped = _wrap(row[3], indent=0, width=WIDTH - start)
+            lines.append(f"{head}  {wrapped[0]}")
+            lines += [" " * start + part for part in wrapped[1:]]
+        else:
+            lines.append(head)
+            lines += _wrap(row[3], indent=4, first=4)
+    return lines
+
+
+def _score_table(nodes: list[Mapping[str, Any]]) -> list[str]:
+    """One block per node: its total, then each Score plugin's row (kube's V(10) values)."""
+    label = "NODE / Score plugin"
+    plugins = [score["plugin"] for node in nodes for score in node["scores"]]
+    first = max(len(label), *(len(node["node"]) for node in nodes), *(2 + len(p) for p in plugins))
+    row = f"{{:<{first}}}  {{:>5}}  {{:>10}}  {{:>6}}  {{:>8}}"
+    lines = [row.format(label, "RAW", "NORMALIZED", "WEIGHT", "WEIGHTED")]
+    for node in nodes:
+        lines.append(row.format(node["node"], "", "", "total", node["total"]))
+        lines += [
+            row.format(
+                f"  {score['plugin']}",
+                score["raw"],
+                score["normalized"],
+                score["weight"],
+                score["weighted"],
+            )
+            for score in node["scores"]
+        ]
+    return lines
+
+
+def _wrap(text: str, *, indent: int, first: int = 0, width: int = WIDTH) -> list[str]:
+    """``text`` in lines of ``width``; names and paths are never split."""
+    lines = textwrap.wrap(
+        text,
+        width,
+        initial_indent=" " * first,
+        subsequent_indent=" " * indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return lines or [""]
