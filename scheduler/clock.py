@@ -1,8 +1,10 @@
 """Clocks: the one seam through which the scheduler reads time.
 
 Every timer in the queue (backoff, unschedulable flush), batching (batch age,
-KEP-5598's ``maxBatchAge``) and in the latency metrics reads a `Clock` instead of
-calling `time.monotonic()`, so tests control time instead of sleeping:
+KEP-5598's ``maxBatchAge``) and the latencies of a pod's way (bind duration, the
+scheduling SLI, the reporter's delay) reads a `Clock` instead of calling
+`time.monotonic()`, so tests control time instead of sleeping (the CPU timings of
+one decision or extension point use `time.perf_counter`: nothing waits on them):
 
 - `LoopClock` reads the running event loop's clock. Async tests run on
   ``looptime``, which fast-forwards that clock, so a 10 s backoff takes no wall

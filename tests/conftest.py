@@ -1,14 +1,21 @@
-"""Shared test setup: quiet, structured logs (warnings and up) for every tier, and the count
-of ``cluster``-tier tests that passed (``.ci/run`` requires some: see tests/cluster)."""
+"""Shared test setup: quiet, structured logs (warnings and up) for every tier, restored after
+each test that configures its own (the CLI's commands do), and the count of ``cluster``-tier
+tests that passed (``.ci/run`` requires some: see tests/cluster)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import pytest
+import structlog
 
 from scheduler.logs.setup import configure_logging
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 REQUIRE_CLUSTER = "BATCH_SCHEDULER_REQUIRE_CLUSTER"
 _cluster_passed: list[str] = []
@@ -18,6 +25,29 @@ _cluster_passed: list[str] = []
 def _quiet_logs() -> None:
     """Per-pod info lines would drown test output; warnings still show on failure."""
     configure_logging(fmt="console", level="warning", stream=sys.stderr)
+
+
+def _ours(handler: logging.Handler) -> bool:
+    return isinstance(handler.formatter, structlog.stdlib.ProcessorFormatter)
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """Undo a test's configure_logging (an in-process CLI call sets level and handler for
+    the whole process): the next test logs as the session set up."""
+    root = logging.getLogger()
+    saved_ours = [h for h in root.handlers if _ours(h)]
+    saved_level = root.level
+    saved_config = dict(structlog.get_config())
+    yield
+    for handler in [h for h in root.handlers if _ours(h)]:
+        if handler not in saved_ours:
+            root.removeHandler(handler)
+    for handler in saved_ours:
+        if handler not in root.handlers:
+            root.addHandler(handler)
+    root.setLevel(saved_level)
+    structlog.configure(**saved_config)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

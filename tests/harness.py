@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.app.core import build_scheduler
+from scheduler.app.local_binder import LocalBinder, attempt_queued
 from scheduler.batching.signature import BatchingMode
 from scheduler.cache.cluster_state import ClusterState
 from scheduler.clock import FakeClock
-from scheduler.cycle.ports import BindDone, BindRequest, BindResult
+from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
 from scheduler.framework.config import SchedulerConfig, default_config, load_config
 from scheduler.framework.profile import Profile, build_profile
@@ -79,28 +80,6 @@ class RecordingReporter:
         self.failures[pod.key] = message
 
 
-@dataclass
-class ManualBinder:
-    """Holds binds until the test finishes them; ``auto`` binds (and confirms) at once."""
-
-    auto: bool = True
-    scheduler: Scheduler | None = None
-    pending: list[tuple[BindRequest, BindDone]] = field(default_factory=list)
-
-    def dispatch(self, request: BindRequest, done: BindDone) -> None:
-        if self.auto:
-            self.finish(request, done, BindResult.BOUND)
-        else:
-            self.pending.append((request, done))
-
-    def finish(
-        self, request: BindRequest, done: BindDone, result: BindResult, message: str = ""
-    ) -> None:
-        done(request, result, message)
-        if result is BindResult.BOUND and self.scheduler is not None:
-            self.scheduler.cluster.add_pod(request.pod)  # the watch confirms it
-
-
 def scheduler_for(
     node_raws: list[Raw],
     *,
@@ -109,11 +88,14 @@ def scheduler_for(
     auto_bind: bool = True,
     seed: int = 0,
     clock: FakeClock | None = None,
-    max_batch_age: float = 0.5,
+    max_batch_age: float | None = None,
     fast_rescore: bool = True,
     verify_ratio: float = 0.0,
-) -> tuple[Scheduler, ManualBinder, RecordingReporter]:
-    binder = ManualBinder(auto=auto_bind)
+) -> tuple[Scheduler, LocalBinder, RecordingReporter]:
+    """A scheduler over ``node_raws`` with an in-memory binder; batching options left out
+    keep BatchingSettings' defaults."""
+    defaults = BatchingSettings()
+    binder = LocalBinder(auto=auto_bind)
     reporter = RecordingReporter()
     scheduler = build_scheduler(
         config or default_config(),
@@ -122,24 +104,19 @@ def scheduler_for(
         reporter=reporter,
         batching=BatchingSettings(
             mode=mode,
-            max_batch_age=max_batch_age,
+            max_batch_age=defaults.max_batch_age if max_batch_age is None else max_batch_age,
             fast_rescore=fast_rescore,
             verify_ratio=verify_ratio,
         ),
         seed=seed,
     )
     binder.scheduler = scheduler
+    handlers = EventHandlers(scheduler)  # the watch's way in
     for raw in node_raws:
-        scheduler.cluster.add_node(node_from_raw(raw))
+        handlers.on_node(node_from_raw(raw))
     return scheduler, binder, reporter
 
 
 def drain(scheduler: Scheduler) -> dict[str, str | None]:
     """Pop and schedule everything queued once; pod key → node (None: not placed)."""
-    placed: dict[str, str | None] = {}
-    while group := scheduler.queue.try_pop_group():
-        for info in group:
-            scheduler.schedule_one(info)
-            assigned = scheduler.cluster.get_pod(info.pod.uid)
-            placed[info.pod.key] = assigned.node_name if assigned is not None else None
-    return placed
+    return {pod.key: node for pod, node in attempt_queued(scheduler)}

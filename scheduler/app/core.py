@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from scheduler.cache.cluster_state import ClusterState
 from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
 from scheduler.framework.profile import Profile, build_profile
+from scheduler.metrics import Metrics
 from scheduler.plugins import in_tree_registry
 from scheduler.queueing.scheduling_queue import SchedulingQueue
 
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
     from scheduler.clock import Clock
     from scheduler.cycle.ports import BindDispatcher, Preemptor, Reporter
     from scheduler.framework.config import SchedulerConfig
-    from scheduler.metrics import Metrics
 
 
 def build_scheduler(
@@ -37,7 +37,8 @@ def build_scheduler(
     """A Scheduler with a fresh cache and queue; raises ConfigError for bad plugin args.
 
     ``preemptor`` carries out what DefaultPreemption decides (``kube.preemption`` against a
-    cluster); None evicts nothing, though nominations are still kept in memory."""
+    cluster); None evicts nothing, though nominations are still kept in memory. ``metrics``
+    None: a registry of its own (simulate, explain, tests), so counts are never optional."""
     cluster = ClusterState()
     rng = random.Random(seed)
     registry = in_tree_registry()
@@ -63,7 +64,7 @@ def build_scheduler(
         clock=clock,
         binder=binder,
         reporter=reporter,
-        metrics=metrics,
+        metrics=metrics or Metrics(),
         batching=batching,
         rng=random.Random(rng.random()),
         preemptor=preemptor,

@@ -12,7 +12,7 @@ Steps, per batching mode:
    the same kopf watch, binder, reporter and loop as ``run`` — until every pod is bound,
    with a progress bar;
 4. stop it gracefully and report: pods scheduled, pods/s, the batched share of cycles, full
-   passes, and batch-state flush reasons (``Scheduler.stats``, ``batches[...].flushes``).
+   passes, and batch-state flush reasons (``Scheduler.counts()``, read from the metrics).
 
 The pods exist before the scheduler starts, so its initial LIST queues all of them at once
 and the run measures scheduling and binding, not how fast the demo can create pods.
@@ -32,8 +32,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from scheduler.app.runtime import Runtime
-from scheduler.app.settings import BatchingOptions, LoggingOptions, SchedulerSettings
+from scheduler.app.settings import SchedulerSettings
 from scheduler.batching.signature import BatchingMode
+from scheduler.cycle.schedule_one import BatchingSettings
 from scheduler.framework.config import DEFAULT_SCHEDULER_NAME, default_config
 from scheduler.model.pod import BATCHING_ANNOTATION
 from scheduler.sim import workload
@@ -133,9 +134,8 @@ async def _run_once(
         await workload.create_all(sim.url, plan.objects(), concurrency=32)
         settings = SchedulerSettings(
             kubeconfig=sim.kubeconfig,
-            batching=BatchingOptions(mode=mode),
+            batching=BatchingSettings(mode=mode),
             metrics_addr="",
-            logging=LoggingOptions(format="console", level="warning"),
         )
         runtime = Runtime(settings, default_config(), handle_signals=False)
         started = time.perf_counter()
@@ -170,15 +170,15 @@ async def _run_once(
 
 
 def _collect(report: RunReport, scheduler: Scheduler) -> None:
-    stats = scheduler.stats
-    report.cycles = stats.cycles
-    report.batched = stats.batched
-    report.full_passes = stats.full_passes
-    report.unschedulable = stats.unschedulable
-    report.decision_seconds = stats.decision_seconds
-    for batch in scheduler.batches.values():
-        for reason, count in batch.flushes.items():
-            report.flushes[str(reason)] = report.flushes.get(str(reason), 0) + count
+    counts = scheduler.counts()
+    report.cycles = counts.cycles
+    report.batched = counts.batched
+    report.full_passes = counts.full_passes
+    report.unschedulable = counts.unschedulable
+    report.decision_seconds = counts.decision_seconds
+    metrics = scheduler.metrics
+    flushed = metrics.by_label(metrics.batch_cache_flushed, "reason")
+    report.flushes = {reason: int(count) for reason, count in flushed.items() if count}
 
 
 def _table(reports: list[RunReport]) -> Table:

@@ -32,8 +32,6 @@ import asyncio
 import contextlib
 import logging
 import signal
-import socket
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from scheduler import logs
@@ -41,12 +39,12 @@ from scheduler.app.core import build_scheduler
 from scheduler.app.endpoints import Endpoints
 from scheduler.app.settings import parse_address
 from scheduler.clock import LoopClock
+from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.loop import OpenGate, run_flushes, run_loop
-from scheduler.cycle.schedule_one import BatchingSettings
 from scheduler.kube.binder import Binder
 from scheduler.kube.client import USER_AGENT, create_client
 from scheduler.kube.controller.operator import Controller
-from scheduler.kube.leader import LeaderElector
+from scheduler.kube.leader import LeaderElector, default_identity
 from scheduler.kube.preemption import ApiPreemptor
 from scheduler.kube.reporter import Reporter
 from scheduler.kube.volume_binder import (
@@ -69,11 +67,6 @@ if TYPE_CHECKING:
 log = logs.get_logger(__name__)
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
-
-
-def default_identity() -> str:
-    """``hostname_<random>``: unique per process, readable in the Lease (kube's format)."""
-    return f"{socket.gethostname()}_{uuid.uuid4().hex[:12]}"
 
 
 class Runtime:
@@ -118,25 +111,22 @@ class Runtime:
         # The identity in the User-Agent tells the API server's audit log (and the emulator's
         # /sim/stats) which replica sent a request, e.g. which one bound a pod.
         client = await create_client(kubeconfig, user_agent=f"{USER_AGENT} ({self.identity})")
-        binder = Binder(client, concurrency=settings.bind_concurrency)
+        binder = Binder(client, settings.binder)
         # Each eviction asks the leading gate first: after the lease is lost, queued
         # preemptions are dropped rather than written by a replica that no longer leads.
         preemptor = ApiPreemptor(client, identity=self.identity, leading=self._may_write)
         endpoints: Endpoints | None = None
         try:
-            reporter = Reporter(client, identity=self.identity, metrics=self.metrics)
-            batching = settings.batching
+            reporter = Reporter(
+                client, identity=self.identity, options=settings.reporter, metrics=self.metrics
+            )
             scheduler = build_scheduler(
                 self.config,
                 clock=LoopClock(),
                 binder=binder,
                 reporter=reporter,
                 preemptor=preemptor,
-                batching=BatchingSettings(
-                    mode=batching.mode,
-                    max_batch_age=batching.max_batch_age,
-                    verify_ratio=batching.verify_ratio,
-                ),
+                batching=settings.batching,
                 metrics=self.metrics,
             )
             self.scheduler = scheduler
@@ -153,7 +143,7 @@ class Runtime:
             )
             scheduler.binder = prebind
             controller = Controller(
-                scheduler,
+                EventHandlers(scheduler),
                 client,
                 metrics=self.metrics,
                 reporter=reporter,
@@ -177,7 +167,7 @@ class Runtime:
                 "scheduler_starting",
                 identity=self.identity,
                 profiles=sorted(scheduler.profiles),
-                batching=str(batching.mode),
+                batching=str(settings.batching.mode),
                 leader_elect=leader is not None,
             )
             async with asyncio.TaskGroup() as tg:
@@ -315,13 +305,13 @@ async def _cancel(*tasks: asyncio.Task[None]) -> None:
 
 
 def _summary(scheduler: Scheduler) -> dict[str, int]:
-    stats = scheduler.stats
+    counts = scheduler.counts()
     return {
-        "cycles": stats.cycles,
-        "scheduled": stats.scheduled,
-        "batched": stats.batched,
-        "full_passes": stats.full_passes,
-        "unschedulable": stats.unschedulable,
+        "cycles": counts.cycles,
+        "scheduled": counts.scheduled,
+        "batched": counts.batched,
+        "full_passes": counts.full_passes,
+        "unschedulable": counts.unschedulable,
     }
 
 

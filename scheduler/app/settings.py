@@ -2,27 +2,29 @@
 
 The KubeSchedulerConfiguration file (``app.config_file`` → ``framework.config``) describes
 *how to decide* (profiles, plugins, backoff, leader-election timings); these settings
-describe *the process*: where the cluster is, which batching mode, how many binds at once,
-where to serve metrics, how to log. The CLI builds them from flags (``cli.main``), the demo
-and the end-to-end tests build them directly, and ``app.runtime`` consumes them.
+describe *the process*: where the cluster is, which batching mode, how binds and reports are
+written, where to serve metrics. The CLI builds them from flags (``cli.main``, whose
+defaults are read from these dataclasses), the demo and the end-to-end tests build them
+directly, and ``app.runtime`` consumes them. Logging is configured by the CLI before any of
+this runs (``logs.setup``).
 
 Plain frozen dataclasses with attribute docstrings (kopf's settings style): every field has
-a default a human can run with, units are in the docstring.
+a default a human can run with, units are in the docstring; each nested options class lives
+beside the code it configures and is the one source of its defaults.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from scheduler.batching.signature import BatchingMode
-from scheduler.framework.config import DEFAULT_SCHEDULER_NAME
+from scheduler.cycle.schedule_one import BatchingSettings
+from scheduler.kube.binder import BinderOptions
 from scheduler.kube.controller.settings import ControllerOptions
+from scheduler.kube.reporter import ReporterOptions
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-LogFormat = Literal["json", "console"]
 
 
 class SettingsError(ValueError):
@@ -35,42 +37,17 @@ class SettingsError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class BatchingOptions:
-    """Opportunistic batching (KEP-5598) for this process."""
-
-    mode: BatchingMode = BatchingMode.ANNOTATED
-    """``annotated``: only pods annotated ``batch-scheduler.io/batching: "true"``; ``all``:
-    every pod unless annotated ``"false"``; ``off``: every pod gets a full pass."""
-    max_batch_age: float = 0.5
-    """Seconds a batch state may be reused (KEP ``maxBatchAge``). Longer means more hints and
-    more staleness in scores (feasibility is always rechecked)."""
-    verify_ratio: float = 0.0
-    """Fraction (0..1) of hinted pods that also get a full pass, to count divergences in
-    ``batch_scheduler_batch_divergence_total``. Costs one full pass per verified pod."""
-
-
-@dataclass(frozen=True, slots=True)
-class LoggingOptions:
-    format: LogFormat = "json"
-    """``json`` (one object per line, for collectors) or ``console`` (for people)."""
-    level: str = "info"
-    """A stdlib level name: debug, info, warning, error, critical; applies to kopf too."""
-
-
-@dataclass(frozen=True, slots=True)
 class SchedulerSettings:
     """The whole process: see the module docstring."""
 
     kubeconfig: Path | None = None
     """The kubeconfig to use; None: ``$KUBECONFIG``, ``~/.kube/config``, then in-cluster."""
-    config_file: Path | None = None
-    """A KubeSchedulerConfiguration file; None: every default (one profile)."""
-    scheduler_name: str = DEFAULT_SCHEDULER_NAME
-    """The ``spec.schedulerName`` of the default profile (profiles in the file name their own)."""
-    batching: BatchingOptions = field(default_factory=BatchingOptions)
-    bind_concurrency: int = 16
-    """Bind calls in flight at once. More hides API latency; too many trips API priority and
-    fairness (429s, retried with backoff)."""
+    batching: BatchingSettings = field(default_factory=BatchingSettings)
+    """Opportunistic batching (KEP-5598): mode, max batch age, verification."""
+    binder: BinderOptions = field(default_factory=BinderOptions)
+    """Bind concurrency, timeout and retries."""
+    reporter: ReporterOptions = field(default_factory=ReporterOptions)
+    """Event and condition writing: queue size, writers, de-duplication window, retries."""
     metrics_addr: str = "127.0.0.1:10259"
     """``HOST:PORT`` of /metrics, /healthz and /readyz; port 0 picks a free one; empty: off."""
     leader_elect: bool | None = None
@@ -81,7 +58,6 @@ class SchedulerSettings:
     """Seconds the graceful shutdown waits for binds and events in flight before it forgets
     them (binds) or drops them (events)."""
     controller: ControllerOptions = field(default_factory=ControllerOptions)
-    logging: LoggingOptions = field(default_factory=LoggingOptions)
 
     def validate(self) -> None:
         """Raise SettingsError naming the field of the first value we cannot run with."""
@@ -89,14 +65,14 @@ class SchedulerSettings:
             raise SettingsError("batching.verify_ratio", "must be between 0 and 1")
         if self.batching.max_batch_age < 0:
             raise SettingsError("batching.max_batch_age", "must be >= 0")
-        if self.bind_concurrency < 1:
-            raise SettingsError("bind_concurrency", "must be >= 1")
+        if self.binder.concurrency < 1:
+            raise SettingsError("binder.concurrency", "must be >= 1")
+        if self.reporter.workers < 1:
+            raise SettingsError("reporter.workers", "must be >= 1")
         if self.shutdown_timeout < 0:
             raise SettingsError("shutdown_timeout", "must be >= 0")
         if self.controller.resync_interval < 0:
             raise SettingsError("controller.resync_interval", "must be >= 0")
-        if self.logging.format not in ("json", "console"):
-            raise SettingsError("logging.format", "must be json or console")
         if self.metrics_addr:
             parse_address(self.metrics_addr, field="metrics_addr")
 

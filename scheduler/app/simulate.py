@@ -31,28 +31,26 @@ a provisioner had made a volume there. Later pods see those bindings.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from scheduler.app import cluster_snapshot
 from scheduler.app.core import build_scheduler
+from scheduler.app.local_binder import LocalBinder, attempt_queued, commit_volumes
 from scheduler.app.snapshot_file import InputError, Snapshot, read_snapshot_file
 from scheduler.batching.signature import BatchingMode
 from scheduler.clock import FakeClock
-from scheduler.cycle.ports import BindResult
+from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.schedule_one import BatchingSettings
-from scheduler.queueing.scheduling_queue import ClusterEvent
+from scheduler.framework.events import ClusterEvent
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from scheduler.cache.volumes import Volumes
-    from scheduler.cycle.ports import BindDone, BindRequest
     from scheduler.cycle.schedule_one import Scheduler
     from scheduler.framework.config import SchedulerConfig
     from scheduler.model.pod import Pod
-    from scheduler.plugins.volume_binding import PodVolumes
 
 __all__ = [
     "InputError",
@@ -64,33 +62,6 @@ __all__ = [
     "simulate",
     "to_json",
 ]
-
-
-def commit_volumes(volumes: Volumes, plan: PodVolumes, node: str) -> None:
-    """What the PV controller (and a provisioner) would make of a PreBind: the planned PVs
-    bound to their claims, the claims to provision bound on ``node``."""
-    for pv, pvc in plan.static_bindings:
-        volumes.set_pv(dataclasses.replace(pv.with_claim(pvc), phase="Bound"))
-        volumes.set_pvc(
-            dataclasses.replace(pvc, volume_name=pv.name, bind_completed=True, phase="Bound")
-        )
-    for pvc in plan.provisions:
-        volumes.set_pvc(dataclasses.replace(pvc, selected_node=node))
-
-
-class _ImmediateBinder:
-    """Binds at once and confirms the assumption, as the watch would (volumes first)."""
-
-    def __init__(self) -> None:
-        self.scheduler: Scheduler | None = None
-
-    def dispatch(self, request: BindRequest, done: BindDone) -> None:
-        plan = request.volumes
-        if plan is not None and self.scheduler is not None:
-            commit_volumes(self.scheduler.cluster.volumes, plan, request.node)
-        done(request, BindResult.BOUND, "")
-        if self.scheduler is not None:
-            self.scheduler.cluster.add_pod(request.pod)
 
 
 class _Evictor:
@@ -115,10 +86,8 @@ class _Evictor:
         for victim in victims:
             evicted.append(victim.key)
             self.preempted_by[victim.key] = (pod.key, node)
-            if self.scheduler is not None:
-                self.scheduler.cluster.remove_pod(victim.uid)
-        if self.scheduler is not None:
-            self.scheduler.queue.on_cluster_event(ClusterEvent.ASSIGNED_POD_DELETE)
+            if self.scheduler is not None:  # deleted: the watch's DELETED
+                EventHandlers(self.scheduler).on_pod_deleted(victim.uid)
 
     def clear_nominated_node(self, pods: Sequence[Pod]) -> None:
         return None
@@ -146,7 +115,7 @@ def simulate(
     seed: int | None = 0,
 ) -> dict[str, Any]:
     """Place every pending pod (see the module docstring); returns the JSON-ready report."""
-    binder = _ImmediateBinder()
+    binder = LocalBinder()
     reporter = _Collector()
     evictor = _Evictor()
     clock = FakeClock()
@@ -160,22 +129,17 @@ def simulate(
         preemptor=evictor,
     )
     binder.scheduler = evictor.scheduler = scheduler
-    _load(scheduler, snapshot)
+    cluster_snapshot.load(scheduler, snapshot)
     rows: dict[str, dict[str, Any]] = {}
     started = time.perf_counter()
     for _ in range(len(snapshot.pending) + 1):  # each round but the last preempts
         evictions = evictor.evictions
-        while group := scheduler.queue.try_pop_group():
-            for info in group:
-                pod = info.pod
-                scheduler.schedule_one(info)
-                assigned = scheduler.cluster.get_pod(pod.uid)
-                placed = assigned.node_name if assigned is not None else None
-                rows[pod.key] = {
-                    "pod": pod.key,
-                    "node": placed or None,
-                    "reason": None if placed else reporter.reasons.get(pod.key),
-                }
+        for pod, placed in attempt_queued(scheduler):
+            rows[pod.key] = {
+                "pod": pod.key,
+                "node": placed or None,
+                "reason": None if placed else reporter.reasons.get(pod.key),
+            }
         if evictor.evictions == evictions:
             break
         # The victims are gone: what their deletion wakes is tried again, after backoff.
@@ -184,7 +148,7 @@ def simulate(
         scheduler.queue.flush()
     wall = time.perf_counter() - started
     placements = [_final(row, evictor) for row in rows.values()]
-    stats = scheduler.stats
+    stats = scheduler.counts()
     return {
         "placements": placements,
         "summary": {
@@ -201,34 +165,6 @@ def simulate(
             "ignored": dict(sorted(snapshot.ignored.items())),
         },
     }
-
-
-def _load(scheduler: Scheduler, snapshot: Snapshot) -> None:
-    """The snapshot into the cache, everything a signature reads first, then the pods."""
-    cluster = scheduler.cluster
-    for namespace in snapshot.namespaces:
-        cluster.set_namespace(namespace.name, namespace.labels)
-    for service in snapshot.services:
-        cluster.workloads.set_service(service)
-    for controller in snapshot.controllers:
-        cluster.workloads.set_controller(controller)
-    volumes = cluster.volumes
-    for storage_class in snapshot.storage_classes:
-        volumes.set_storage_class(storage_class)
-    for pv in snapshot.pvs:
-        volumes.set_pv(pv)
-    for pvc in snapshot.pvcs:
-        volumes.set_pvc(pvc)
-    for csi_node in snapshot.csi_nodes:
-        volumes.set_csi_node(csi_node)
-    for budget in snapshot.disruption_budgets:
-        cluster.disruption_budgets.add(budget)
-    for node in snapshot.nodes:
-        cluster.add_node(node)
-    for pod in snapshot.running:
-        cluster.add_pod(pod)
-    for pod in snapshot.pending:
-        scheduler.enqueue(pod)
 
 
 def _final(row: dict[str, Any], evictor: _Evictor) -> dict[str, Any]:

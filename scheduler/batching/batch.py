@@ -38,6 +38,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from scheduler import logs
 from scheduler.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
 from scheduler.metrics.labels import BatchAttempt as Attempt
 from scheduler.metrics.labels import BatchFlushReason as FlushReason
@@ -52,8 +53,7 @@ if TYPE_CHECKING:
     from scheduler.metrics import Metrics
     from scheduler.model.pod import Pod
 
-DEFAULT_MAX_BATCH_AGE = 0.5
-"""Seconds a batch state may be reused (kube's maxBatchAge, 500 ms)."""
+log = logs.get_logger(__name__)
 
 
 class _Column:
@@ -94,6 +94,8 @@ class BatchState:
     it is still feasible).
     """
 
+    id: int
+    """Numbered per profile, for the decision log (``batch``)."""
     signature: Signature
     nodes: list[NodeInfo]
     raw: list[list[int]]
@@ -104,6 +106,8 @@ class BatchState:
     columns: list[_Column | None]
     created: float
     last: int = -1
+    pods: int = 1
+    """Pods placed from this state, the full pass's pod included."""
 
     @property
     def width(self) -> int:
@@ -121,8 +125,8 @@ class OpportunisticBatch:
         profile: Profile,
         *,
         clock: Clock,
-        metrics: Metrics | None = None,
-        max_batch_age: float = DEFAULT_MAX_BATCH_AGE,
+        metrics: Metrics,
+        max_batch_age: float,
         fast_rescore: bool = True,
     ) -> None:
         self.profile = profile
@@ -133,10 +137,10 @@ class OpportunisticBatch:
         self.state: BatchState | None = None
         self._last_cycle = -1
         """The last cycle that placed a pod of this profile (kube's lastCycle)."""
-        self.batched_pods = 0
-        self.flushes: dict[str, int] = {}
-        self.attempts: dict[str, int] = {}
-        self.rescores = 0
+        self._states = 0
+        self.rescored = False
+        """Whether the last hint came after rescoring the node chosen before it (the state
+        serves many pods per node), for the decision log."""
 
     # -- hint --------------------------------------------------------------------------
 
@@ -149,22 +153,35 @@ class OpportunisticBatch:
         The caller looks the name up in the cache: the node may have left it since.
         """
         started = time.perf_counter()
+        self.rescored = False
         hint = self._hint(state, pod, signature, cycle)
         if hint is None:
             self._count_attempt(Attempt.NO_HINT)
-        if self.metrics is not None:
-            hinted = Hinted.HINT if hint is not None else Hinted.NO_HINT
-            self.metrics.get_node_hint_duration.labels(
-                hinted=hinted, profile=self.profile.scheduler_name
-            ).observe(time.perf_counter() - started)
+        hinted = Hinted.HINT if hint is not None else Hinted.NO_HINT
+        self.metrics.get_node_hint_duration.labels(
+            hinted=hinted, profile=self.profile.scheduler_name
+        ).observe(time.perf_counter() - started)
         return hint
+
+    @property
+    def batch_id(self) -> int | None:
+        """The current state's number (None: no state)."""
+        return None if self.state is None else self.state.id
+
+    @property
+    def hint_total(self) -> int | None:
+        """The weighted total the state ranks its last hint by (None: no hint)."""
+        batch = self.state
+        return None if batch is None or batch.last < 0 else batch.totals[batch.last]
 
     def _hint(
         self, state: CycleState, pod: Pod, signature: Signature | None, cycle: int
     ) -> str | None:
         batch = self.state
         if batch is None or not batch.order:
-            self.state = None  # kube: an empty list is no state, not a flush
+            if batch is not None:  # kube: an empty list is no state, not a flush
+                self._log_end(batch, "exhausted")
+            self.state = None
             return None
         reason = self._incompatible(batch, pod, signature, cycle)
         if reason is not None:
@@ -179,6 +196,8 @@ class OpportunisticBatch:
             self._drop_last(batch)
         elif not self._rescore(state, pod, batch):
             return None
+        else:
+            self.rescored = True
         index = self._pop(batch)
         batch.last = index
         return batch.nodes[index].name
@@ -223,7 +242,8 @@ class OpportunisticBatch:
         started = time.perf_counter()
         self._last_cycle = cycle
         if hinted is not None and hinted == chosen.name:
-            self.batched_pods += 1
+            if self.state is not None:
+                self.state.pods += 1
             self._count_attempt(Attempt.HINT_USED)
         else:
             if hinted is not None:
@@ -233,14 +253,15 @@ class OpportunisticBatch:
             elif signature is None:
                 self._flush(FlushReason.POD_NOT_BATCHABLE)
             else:
+                if self.state is not None:
+                    self._log_end(self.state, "replaced")
                 self.state = self._new_state(signature, scores, chosen_index)
-        if self.metrics is not None:
-            self.metrics.store_schedule_results_duration.labels(
-                profile=self.profile.scheduler_name
-            ).observe(time.perf_counter() - started)
+        self.metrics.store_schedule_results_duration.labels(
+            profile=self.profile.scheduler_name
+        ).observe(time.perf_counter() - started)
 
-    def invalidate(self, node_name: str) -> None:
-        """A bind onto ``node_name`` failed: drop state that may rank that node."""
+    def invalidate(self) -> None:
+        """A bind failed: drop the state, whose ranking the failed node may lead."""
         if self.state is not None:
             self._flush(FlushReason.BIND_FAILED)
 
@@ -251,7 +272,9 @@ class OpportunisticBatch:
             _Column(raw) if weighted.normalizer is not None else None
             for weighted, raw in zip(scores.plugins, scores.raw, strict=True)
         ]
+        self._states += 1
         batch = BatchState(
+            id=self._states,
             signature=signature,
             nodes=scores.nodes,
             raw=scores.raw,
@@ -282,16 +305,14 @@ class OpportunisticBatch:
         Counted and timed whatever the outcome, as kube does.
         """
         started = time.perf_counter()
-        self.rescores += 1
         reason = self._rescore_last(state, pod, batch)
         if reason is not None:
             self._flush(reason)
-        if self.metrics is not None:
-            name = self.profile.scheduler_name
-            self.metrics.batch_rescore_attempts.labels(profile=name).inc()
-            self.metrics.batch_rescore_duration.labels(profile=name).observe(
-                time.perf_counter() - started
-            )
+        name = self.profile.scheduler_name
+        self.metrics.batch_rescore_attempts.labels(profile=name).inc()
+        self.metrics.batch_rescore_duration.labels(profile=name).observe(
+            time.perf_counter() - started
+        )
         return reason is None
 
     def _rescore_last(self, state: CycleState, pod: Pod, batch: BatchState) -> FlushReason | None:
@@ -361,16 +382,26 @@ class OpportunisticBatch:
         return True
 
     def _flush(self, reason: FlushReason) -> None:
+        if self.state is not None:
+            self._log_end(self.state, reason)
         self.state = None
-        self.flushes[reason] = self.flushes.get(reason, 0) + 1
-        if self.metrics is not None:
-            self.metrics.batch_cache_flushed.labels(
-                profile=self.profile.scheduler_name, reason=reason
-            ).inc()
+        self.metrics.batch_cache_flushed.labels(
+            profile=self.profile.scheduler_name, reason=reason
+        ).inc()
+
+    def _log_end(self, batch: BatchState, reason: str) -> None:
+        """The decision log's line for a state that ends (a flush, or a new full pass's
+        state replacing it: ``replaced``)."""
+        log.debug(
+            "batch_ended",
+            profile=self.profile.scheduler_name,
+            batch=batch.id,
+            reason=reason,
+            pods=batch.pods,
+            nodes_left=len(batch.order),
+        )
 
     def _count_attempt(self, attempt: Attempt) -> None:
-        self.attempts[attempt] = self.attempts.get(attempt, 0) + 1
-        if self.metrics is not None:
-            self.metrics.batch_attempts.labels(
-                profile=self.profile.scheduler_name, result=attempt
-            ).inc()
+        self.metrics.batch_attempts.labels(
+            profile=self.profile.scheduler_name, result=attempt
+        ).inc()

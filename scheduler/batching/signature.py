@@ -4,8 +4,9 @@ A signature is canonical bytes built from the fragments every Filter/Score plugi
 profile returns from ``sign_pod`` for exactly the pod fields it reads. ``None`` means the pod
 cannot be batched: a plugin refused to sign, the pod has a nominated node, resource claims or
 a PersistentVolumeClaim not bound yet (:func:`claims_bound`), or it did not opt in
-(``--batching``). The queue signs a pod once, when it enters, and again
-only when the pod changes.
+(``--batching``). The scheduler signs a pod once, when the event handlers queue it, and
+again only when the pod changes, or the Services and controllers of its namespace do
+(default topology spreading reads them).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from scheduler.plugins.volume_helpers import VOLUME_BINDING
+from scheduler.plugins.names import VOLUME_BINDING
 
 if TYPE_CHECKING:
     from scheduler.cache.volumes import Volumes

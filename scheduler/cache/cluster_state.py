@@ -106,8 +106,6 @@ class ClusterState:
             info.set_node(node)
             self.snapshot.node_changed(old, info)
 
-    update_node = add_node
-
     def remove_node(self, name: str) -> None:
         """Drop the node; its NodeInfo stays as a ghost while pods still name it."""
         info = self._infos.get(name)
@@ -137,8 +135,6 @@ class ClusterState:
             self._assumed.discard(pod.uid)  # confirmed, if it was assumed
         self._pods[pod.uid] = _PodState(pod, assumed=False)
         self._attach(pod)
-
-    update_pod = add_pod
 
     def remove_pod(self, uid: str) -> Pod | None:
         """Forget the pod entirely (deleted in the API); returns what the cache held."""

@@ -60,29 +60,25 @@ async def run_loop(scheduler: Scheduler, *, synced: Gate, leading: Gate) -> None
             scheduler.schedule_one(info)
             popped += 1
             await asyncio.sleep(0)
-        if metrics is not None and popped:
+        if popped:
             metrics.group_size.observe(popped)
 
 
 async def run_flushes(scheduler: Scheduler, *, interval: float = FLUSH_INTERVAL) -> None:
     """Periodic queue flushes and gauges (until cancelled)."""
     reported: set[tuple[str, str]] = set()
+    metrics, queue, cluster = scheduler.metrics, scheduler.queue, scheduler.cluster
     while True:
         await asyncio.sleep(interval)
-        scheduler.queue.flush()
-        if scheduler.metrics is not None:
-            for pool, count in scheduler.queue.pending().items():
-                scheduler.metrics.pending_pods.labels(queue=pool).set(count)
-            by_plugin = scheduler.queue.unschedulable_by_plugin()
-            for profile, plugin in reported - by_plugin.keys():
-                scheduler.metrics.unschedulable_pods.labels(plugin=plugin, profile=profile).set(0)
-            for (profile, plugin), count in by_plugin.items():
-                scheduler.metrics.unschedulable_pods.labels(plugin=plugin, profile=profile).set(
-                    count
-                )
-            reported = set(by_plugin)
-            scheduler.metrics.cache_nodes.set(scheduler.cluster.num_nodes)
-            scheduler.metrics.cache_pods.set(scheduler.cluster.num_pods)
-            scheduler.metrics.default_spreading_unsignable.set(
-                scheduler.default_spreading_unsignable()
-            )
+        queue.flush()
+        for pool, count in queue.pending().items():
+            metrics.pending_pods.labels(queue=pool).set(count)
+        by_plugin = queue.unschedulable_by_plugin()
+        for profile, plugin in reported - by_plugin.keys():
+            metrics.unschedulable_pods.labels(plugin=plugin, profile=profile).set(0)
+        for (profile, plugin), count in by_plugin.items():
+            metrics.unschedulable_pods.labels(plugin=plugin, profile=profile).set(count)
+        reported = set(by_plugin)
+        metrics.cache_nodes.set(cluster.num_nodes)
+        metrics.cache_pods.set(cluster.num_pods)
+        metrics.default_spreading_unsignable.set(scheduler.default_spreading_unsignable())

@@ -35,23 +35,23 @@ from typing import TYPE_CHECKING
 from scheduler import logs
 from scheduler.batching.batch import OpportunisticBatch
 from scheduler.batching.signature import OPTED_OUT, BatchingMode, Signer
+from scheduler.cycle.counts import CycleCounts
+from scheduler.cycle.decision_log import log_decision
 from scheduler.cycle.ports import BindRequest, BindResult, NoPreemptor, TrackedPreemptor
+from scheduler.cycle.verification import Verifier
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import FitError
+from scheduler.framework.events import wake_table
 from scheduler.framework.profile import ScheduleResult, SchedulingError
-from scheduler.framework.selection import Selector
-from scheduler.framework.status import Status
-from scheduler.metrics.labels import DivergenceKind, Result
+from scheduler.metrics.labels import DecisionPath, DivergenceKind, Result
 from scheduler.plugins import names
 from scheduler.plugins.volume_binding import VolumeBinding
 
 if TYPE_CHECKING:
     from scheduler.cache.cluster_state import ClusterState
-    from scheduler.cache.node_info import NodeInfo
     from scheduler.clock import Clock
     from scheduler.cycle.ports import BindDispatcher, Preemptor, Reporter
-    from scheduler.framework.cycle_state import CycleState as State
-    from scheduler.framework.profile import ObservePoint, Profile
+    from scheduler.framework.profile import ObservePoint, Outcome, Profile
     from scheduler.metrics import Metrics
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
@@ -60,32 +60,34 @@ if TYPE_CHECKING:
 log = logs.get_logger(__name__)
 
 
-@dataclass(slots=True)
-class CycleStats:
-    """Counters for reports (simulate, demo, bench); metrics carry the same for Prometheus."""
-
-    cycles: int = 0
-    full_passes: int = 0
-    batched: int = 0
-    scheduled: int = 0
-    unschedulable: int = 0
-    errors: int = 0
-    decision_seconds: float = 0.0
-    batched_seconds: float = 0.0
-    """Decision time of the cycles placed by a hint (recheck included)."""
-    verified: int = 0
-    divergences: int = 0
-
-
 @dataclass(frozen=True, slots=True)
 class BatchingSettings:
+    """How the scheduler batches; the one source of these defaults (the CLI, the settings
+    file and simulate read them from here)."""
+
     mode: BatchingMode = BatchingMode.ANNOTATED
+    """Which pods may batch: ``off``, ``annotated`` (pods that opt in) or ``all``."""
     max_batch_age: float = 0.5
+    """Seconds a batch state may be reused (kube's maxBatchAge, 500 ms)."""
     verify_ratio: float = 0.0
     """Fraction of hinted pods for which a full pass also runs, to count divergences. The
     sampling and the verifying passes use random sources and rotations of their own, so
     verification never changes a decision."""
     fast_rescore: bool = True
+    """Rescore a kept node without re-normalizing the others when their scores cannot have
+    changed (batching/batch.py); off: always the full rescore path."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the scheduling part of one cycle found (kube's schedulePod result)."""
+
+    outcome: Outcome
+    path: DecisionPath
+    state: CycleState
+    """The CycleState Reserve and PostFilter continue with."""
+    hinted: str | None
+    """The node the batch hinted (None: no hint), used or not."""
 
 
 class Scheduler:
@@ -100,7 +102,7 @@ class Scheduler:
         clock: Clock,
         binder: BindDispatcher,
         reporter: Reporter,
-        metrics: Metrics | None = None,
+        metrics: Metrics,
         batching: BatchingSettings | None = None,
         rng: random.Random | None = None,
         preemptor: Preemptor | None = None,
@@ -125,29 +127,27 @@ class Scheduler:
         if self._tracked is not None:
             self._tracked.on_finished(self.preemption_finished)
             queue.hold = self.waiting_for_preemption
+        # Which rejected pods a cluster event may help: what their plugins registered.
+        queue.wakes = wake_table(p for profile in profiles.values() for p in profile.plugins)
         self.metrics = metrics
         self.settings = batching or BatchingSettings()
-        self.rng = rng or random.Random()
-        """Verification only (sampling, and the seeds of the verifying passes)."""
-        self.stats = CycleStats()
+        self.verifier = Verifier(
+            profiles, metrics, self.settings.verify_ratio, random.Random((rng or random).random())
+        )
         self.signers: dict[str, Signer] = {}
         self.batches: dict[str, OpportunisticBatch] = {}
-        self._verifiers: dict[str, Selector] = {}
         self._cycle = 0
         """Scheduling cycles so far, all profiles together (kube's schedulingCycle)."""
         for name, profile in profiles.items():
             profile.nominator = queue.nominator
             signer = Signer(profile, self.settings.mode)
             self.signers[name] = signer
-            self._verifiers[name] = Selector(random.Random(self.rng.random()))
             if signer.disabled_by:
                 # Said once, never silently: a plugin that cannot sign turns batching off.
                 log.warning("batching_disabled", profile=name, plugins=signer.disabled_by)
-                if metrics is not None:
-                    for plugin in signer.disabled_by:
-                        metrics.batching_disabled.labels(profile=name, plugin=plugin).set(1)
-            if metrics is not None:
-                profile.observe = _extension_point_recorder(metrics, name)
+                for plugin in signer.disabled_by:
+                    metrics.batching_disabled.labels(profile=name, plugin=plugin).set(1)
+            profile.observe = _extension_point_recorder(metrics, name)
             if signer.enabled:
                 self.batches[name] = OpportunisticBatch(
                     profile,
@@ -163,21 +163,15 @@ class Scheduler:
         return pod.scheduler_name in self.profiles
 
     def enqueue(self, pod: Pod) -> None:
-        """A pending pod of ours: sign it once and queue it (again, if it changed).
-
-        A pod we assumed is not queued again: its pending event only means the watch has
-        not caught up with our bind yet.
-        """
-        if self.cluster.get_pod(pod.uid) is not None:
-            return
+        """A pending pod of ours: sign it once and queue it (again, if it changed). Called
+        by the event handlers (cycle/eventhandlers.py), which decide that it is pending."""
         # Its nomination (status.nominatedNodeName, or ours not yet seen back): recorded
         # before signing, so a nominated pod is never batched (KEP-5598).
         pod = self.queue.nominator.update(pod)
         signed = self.signers[pod.scheduler_name].sign(pod)
         if signed.signature is None and signed.refused_by != OPTED_OUT:
             log.debug("pod_unsignable", pod=pod.key, plugin=signed.refused_by)
-            if self.metrics is not None:
-                self.metrics.unsignable_pods.labels(plugin=signed.refused_by).inc()
+            self.metrics.unsignable_pods.labels(plugin=signed.refused_by).inc()
         self.queue.add(pod, signed.signature, signed.refused_by)
 
     def resign(self, namespace: str) -> int:
@@ -191,7 +185,7 @@ class Scheduler:
                 continue
             signed = self.signers[pod.scheduler_name].sign(pod)
             if signed.signature != info.signature or signed.refused_by != info.refused_by:
-                info.signature, info.refused_by = signed.signature, signed.refused_by
+                self.queue.update_signature(info, pod, signed.signature, signed.refused_by)
                 changed += 1
         return changed
 
@@ -204,77 +198,75 @@ class Scheduler:
             and not info.pod.topology_spread_constraints
         )
 
-    # -- the cycle ---------------------------------------------------------------------
+    def counts(self) -> CycleCounts:
+        """What the cycles so far did, read from the metrics (the only count)."""
+        return CycleCounts.read(self.metrics)
 
-    def schedule_one(self, info: QueuedPodInfo) -> ScheduleResult | FitError | SchedulingError:
+    # -- the cycle (kube's scheduleOne: schedulingCycle, then the binding dispatch) --------
+
+    def schedule_one(self, info: QueuedPodInfo) -> Outcome:
         """Decide for one popped pod, assume it and dispatch its bind (or report why not)."""
         started = time.perf_counter()
-        pod = info.pod
-        name = pod.scheduler_name
-        profile = self.profiles[name]
         self._cycle += 1
         cycle = self._cycle
-        self.stats.cycles += 1
-        batch = self.batches.get(name)
-        hinted: str | None = None
-        by_hint = False
-        outcome: ScheduleResult | FitError | SchedulingError | None = None
-        state = CycleState()
-        pre_filtered = None
-        if batch is not None:
-            # PreFilter once, for the hint's recheck and, if it comes to that, the full pass
-            # (which gets the state as PreFilter left it: the hint path writes PreScore data).
-            pre_filtered = profile.run_pre_filter(state, pod)
-            pristine = state.clone()
-            if pre_filtered[1].is_success:
-                hinted = batch.get_node_hint(state, pod, info.signature, cycle)
-                node = profile.snapshot.get(hinted) if hinted is not None else None
-                if (
-                    node is not None
-                    and profile.run_filters_with_nominated_pods(state, pod, node).is_success
-                ):
-                    outcome = ScheduleResult(node, 1, 1, None, 0)
-                    by_hint = True
-                    self.stats.batched += 1
-                    if (
-                        self.settings.verify_ratio
-                        and self.rng.random() < self.settings.verify_ratio
-                    ):
-                        self._verify(profile, pod, node)
-                elif hinted is not None:
-                    # Filled or deleted since the full pass (kube: the hint is not used).
-                    self._diverged(DivergenceKind.HINT_INFEASIBLE, pod, hinted, "")
-            state = pristine
-        if outcome is None:
-            outcome = profile.schedule(state, pod, pre_filtered)
-            self.stats.full_passes += 1
+        decision = self._schedule_pod(info, cycle)
         elapsed = time.perf_counter() - started
-        self.stats.decision_seconds += elapsed
-        if by_hint:
-            self.stats.batched_seconds += elapsed
-        if self.metrics is not None:
-            self.metrics.decision_duration.labels(path="hint" if by_hint else "full_pass").observe(
-                elapsed
-            )
+        self.metrics.decision_duration.labels(path=decision.path).observe(elapsed)
+        outcome = decision.outcome
+        log_decision(self, info, cycle, decision, elapsed)
         if isinstance(outcome, ScheduleResult):
+            batch = self.batches.get(info.pod.scheduler_name)
             if batch is not None:
                 batch.store_schedule_results(
                     signature=info.signature,
-                    hinted=hinted,
+                    hinted=decision.hinted,
                     chosen=outcome.node,
                     scores=outcome.scores,
                     chosen_index=outcome.chosen,
                     cycle=cycle,
                 )
-            self._assume_and_bind(info, outcome.node.name, cycle, elapsed, state)
+            self._assume_and_bind(info, outcome.node.name, cycle, elapsed, decision.state)
         else:
             # Not recorded in the batch: the next pod's cycle is then not last + 1 (kube).
-            self._not_placed(info, outcome, elapsed, profile, state)
+            self._not_placed(info, outcome, elapsed, decision.state)
         return outcome
 
+    def _schedule_pod(self, info: QueuedPodInfo, cycle: int) -> Decision:
+        """The batch's hint when it passes every Filter, else a full pass (kube's
+        schedulePod: GetNodeHint, then findNodesThatFitPod and prioritizeNodes)."""
+        pod = info.pod
+        profile = self.profiles[pod.scheduler_name]
+        batch = self.batches.get(pod.scheduler_name)
+        state = CycleState()
+        if batch is None:
+            return Decision(profile.schedule(state, pod), DecisionPath.FULL, state, None)
+        # PreFilter once, for the hint's recheck and, if it comes to that, the full pass
+        # (which gets the state as PreFilter left it: the hint path writes PreScore data).
+        allowed, pre_filter_status = profile.run_pre_filter(state, pod)
+        pristine = state.clone()
+        hinted = None
+        if pre_filter_status.is_success:
+            hinted = batch.get_node_hint(state, pod, info.signature, cycle)
+            node = profile.snapshot.get(hinted) if hinted is not None else None
+            if (
+                node is not None
+                and profile.run_filters_with_nominated_pods(state, pod, node).is_success
+            ):
+                self.verifier.sample(profile, pod, node)
+                result = ScheduleResult(node=node, evaluated=1, feasible=1, scores=None, chosen=0)
+                path = DecisionPath.RESCORE if batch.rescored else DecisionPath.HINT
+                return Decision(result, path, pristine, hinted)
+            if hinted is not None:
+                # Filled or deleted since the full pass (kube: the hint is not used).
+                self.verifier.diverged(DivergenceKind.HINT_INFEASIBLE, pod, hinted, "")
+        outcome = profile.schedule(pristine, pod, (allowed, pre_filter_status))
+        return Decision(outcome, DecisionPath.FULL, pristine, hinted)
+
     def _assume_and_bind(
-        self, info: QueuedPodInfo, node: str, cycle: int, elapsed: float, state: State
+        self, info: QueuedPodInfo, node: str, cycle: int, elapsed: float, state: CycleState
     ) -> None:
+        """Reserve, assume and dispatch the bind (kube's assume, Reserve, then the binding
+        cycle, which our BindDispatcher runs off the loop)."""
         pod = info.pod
         volumes = None
         binding = self.volume_binding.get(pod.scheduler_name)
@@ -282,19 +274,22 @@ class Scheduler:
             status = binding.reserve(state, pod, node)
             if not status.is_success:
                 binding.unreserve(state, pod, node)
-                profile = self.profiles[pod.scheduler_name]
                 error = SchedulingError(pod.key, status.message())
-                self._not_placed(info, error, elapsed, profile, state)
+                self._not_placed(info, error, elapsed, state)
                 return
             volumes = binding.bind_plan(state)
         self.queue.nominator.delete(pod.uid)  # placed: it needs no reservation any more
         self._preempting.pop(pod.uid, None)
         assumed = self.cluster.assume(pod, node)
-        self.stats.scheduled += 1
-        if self.metrics is not None:
-            self.metrics.observe_attempt(Result.SCHEDULED, pod.scheduler_name, elapsed)
+        self.metrics.observe_attempt(Result.SCHEDULED, pod.scheduler_name, elapsed)
         request = BindRequest(
-            info, assumed, node, pod.scheduler_name, cycle, self.clock.now(), volumes=volumes
+            info=info,
+            pod=assumed,
+            node=node,
+            profile=pod.scheduler_name,
+            cycle=cycle,
+            started=self.clock.now(),
+            volumes=volumes,
         )
         self.binder.dispatch(request, self.bind_finished)
 
@@ -303,19 +298,18 @@ class Scheduler:
         info: QueuedPodInfo,
         outcome: FitError | SchedulingError,
         elapsed: float,
-        profile: Profile,
-        state: State,
+        state: CycleState,
     ) -> None:
+        """kube's handleSchedulingFailure: PostFilter for a pod that fits nowhere, then
+        requeue and report."""
         pod = info.pod
         if isinstance(outcome, FitError):
             message = outcome.message()
-            post_filter = self._post_filter(info, outcome, profile, state)
+            post_filter = self._post_filter(info, outcome, state)
             if post_filter:
                 message = f"{message} {post_filter}"
             pod = info.pod  # a nomination changed the queued copy
-            self.stats.unschedulable += 1
-            if self.metrics is not None:
-                self.metrics.observe_attempt(Result.UNSCHEDULABLE, pod.scheduler_name, elapsed)
+            self.metrics.observe_attempt(Result.UNSCHEDULABLE, pod.scheduler_name, elapsed)
             log.info(
                 "pod_unschedulable",
                 pod=pod.key,
@@ -327,29 +321,26 @@ class Scheduler:
             )
             self.reporter.unschedulable(pod, message)
         else:
-            self.stats.errors += 1
-            if self.metrics is not None:
-                self.metrics.observe_attempt(Result.ERROR, pod.scheduler_name, elapsed)
+            self.metrics.observe_attempt(Result.ERROR, pod.scheduler_name, elapsed)
             log.warning("scheduling_error", pod=pod.key, error=outcome.message)
             self._clear_nomination(info)
             pod = info.pod
             self.queue.requeue_backoff(info)
             self.reporter.failed(pod, outcome.message)
 
-    def _post_filter(
-        self, info: QueuedPodInfo, fit: FitError, profile: Profile, state: State
-    ) -> str:
+    def _post_filter(self, info: QueuedPodInfo, fit: FitError, state: CycleState) -> str:
         """Run PostFilter for a pod that fits nowhere and act on its nomination (kube's
         schedule_one.go + handleSchedulingFailure + the preemption Executor, whose API calls
         go through the Preemptor port). Returns PostFilter's message ("" when none)."""
         pod = info.pod
+        profile = self.profiles[pod.scheduler_name]
         if fit.num_all_nodes == 0:
             # kube: no nodes is an error of its own, PostFilter does not run, and the
             # nomination is cleared (schedule_one.go, ErrNoNodesAvailable).
             self._clear_nomination(info)
             return ""
         result = profile.run_post_filter(state, pod, fit)
-        if self.metrics is not None and profile.post_filter_plugins:
+        if profile.post_filter_plugins:
             self.metrics.preemption_attempts.inc()
         nominator = self.queue.nominator
         if result.status.is_success and result.nominated_node:
@@ -359,10 +350,9 @@ class Scheduler:
                 for other in nominator.lower_priority_on(node, pod.priority)
                 if other.uid != pod.uid
             ]
-            info.pod = nominator.add(pod, node)
-            info.signature, info.refused_by = None, "NominatedNode"
-            if self.metrics is not None:
-                self.metrics.preemption_victims.observe(len(result.victims))
+            # A nominated pod is never batched (KEP-5598): no signature until it is cleared.
+            self.queue.update_signature(info, nominator.add(pod, node), None, "NominatedNode")
+            self.metrics.preemption_victims.observe(len(result.victims))
             log.info(
                 "pod_preempting",
                 pod=pod.key,
@@ -400,11 +390,9 @@ class Scheduler:
         """The queued copy without its nominated node, signed again (it may batch now)."""
         if not info.pod.nominated_node_name:
             return
-        info.pod = replace(info.pod, nominated_node_name="")
-        signer = self.signers.get(info.pod.scheduler_name)
-        if signer is not None:
-            signed = signer.sign(info.pod)
-            info.signature, info.refused_by = signed.signature, signed.refused_by
+        pod = replace(info.pod, nominated_node_name="")
+        signed = self.signers[pod.scheduler_name].sign(pod)
+        self.queue.update_signature(info, pod, signed.signature, signed.refused_by)
 
     # -- preemption in flight (kube's async preemption) ---------------------------------
 
@@ -438,13 +426,12 @@ class Scheduler:
 
     def bind_finished(self, request: BindRequest, result: BindResult, message: str) -> None:
         pod, info = request.pod, request.info
-        if self.metrics is not None:
-            self.metrics.binds.labels(result=_BIND_LABEL[result]).inc()
-            self.metrics.bind_duration.observe(max(0.0, self.clock.now() - request.started))
+        self.metrics.binds.labels(result=_BIND_LABEL[result]).inc()
+        self.metrics.bind_duration.observe(max(0.0, self.clock.now() - request.started))
         if result is BindResult.BOUND:
             self.queue.done(pod.uid)
             log.info("pod_bound", pod=pod.key, node=request.node, cycle=request.cycle)
-            if self.metrics is not None and info.initial_attempt is not None:
+            if info.initial_attempt is not None:
                 self.metrics.pod_scheduling_sli_duration.labels(
                     attempts=str(info.attempts)
                 ).observe(max(0.0, self.clock.now() - info.initial_attempt))
@@ -453,7 +440,7 @@ class Scheduler:
         self.cluster.forget(pod.uid)
         batch = self.batches.get(request.profile)
         if batch is not None:
-            batch.invalidate(request.node)
+            batch.invalidate()
         if result in (BindResult.CONFLICT, BindResult.GONE):
             # Bound by someone else, or deleted: nothing to retry (kube drops it too).
             log.info("bind_dropped", pod=pod.key, node=request.node, result=result, error=message)
@@ -465,36 +452,6 @@ class Scheduler:
         self._clear_nomination(info)
         self.queue.requeue_backoff(info)
         self.reporter.failed(pod, f"binding rejected: {message}")
-
-    # -- verification (beyond kube) -----------------------------------------------------
-
-    def _verify(self, profile: Profile, pod: Pod, hinted: NodeInfo) -> None:
-        """Run a full pass too and count a hint that scores below the pass's best.
-
-        The pass rotates and draws from the profile's verifier, not the profile's selector.
-        """
-        self.stats.verified += 1
-        verifier = self._verifiers[profile.scheduler_name]
-        outcome = profile.schedule(CycleState(), pod, selector=verifier)
-        if not isinstance(outcome, ScheduleResult) or outcome.node is hinted:
-            return
-        # Score the hint together with the nodes the pass ranked, on equal terms.
-        nodes = list(outcome.scores.nodes) if outcome.scores is not None else [outcome.node]
-        if hinted not in nodes:
-            nodes.append(hinted)
-        state = CycleState()
-        profile.run_pre_filter(state, pod)
-        scores = profile.prioritize(state, pod, nodes)
-        if isinstance(scores, Status):
-            return
-        if scores.totals[nodes.index(hinted)] < max(scores.totals):
-            self._diverged(DivergenceKind.LOWER_SCORE, pod, hinted.name, outcome.node.name)
-
-    def _diverged(self, kind: DivergenceKind, pod: Pod, hinted: str, full_pass: str) -> None:
-        self.stats.divergences += 1
-        log.info("batch_divergence", kind=kind, pod=pod.key, hint=hinted, full_pass=full_pass)
-        if self.metrics is not None:
-            self.metrics.batch_divergence.labels(kind=kind).inc()
 
 
 def _extension_point_recorder(metrics: Metrics, profile: str) -> ObservePoint:

@@ -87,6 +87,12 @@ class PreFilterResult:
     node_names: frozenset[str] | None
     plugins: tuple[str, ...]
 
+    def absent_nodes_status(self) -> st.Status:
+        """The verdict on a node outside ``node_names`` (kube's absent nodes status)."""
+        return st.unresolvable(
+            f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(self.plugins))}]"
+        )
+
 
 @dataclass(slots=True)
 class ScheduleResult:
@@ -375,9 +381,7 @@ class Profile:
                 for name in sorted(allowed.node_names)
                 if (info := snapshot.get(name)) is not None
             ]
-            diagnosis.absent_nodes_status = st.unresolvable(
-                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(allowed.plugins))}]"
-            )
+            diagnosis.absent_nodes_status = allowed.absent_nodes_status()
         nominated = self._evaluate_nominated_node(state, pod, allowed)
         if nominated is not None:
             if observe is not None:

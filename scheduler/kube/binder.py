@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scheduler import logs
@@ -63,29 +64,39 @@ def binding_body(request: BindRequest) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class BinderOptions:
+    """The binder's knobs (``SchedulerSettings.binder``); the one source of their defaults."""
+
+    concurrency: int = 16
+    """Bind calls in flight at once. More hides API latency; too many trips API priority and
+    fairness (429s, retried with backoff)."""
+    retries: int = 3
+    """Attempts after the first for a retriable failure (429, 5xx, a lost connection)."""
+    timeout: float = 10.0
+    """Seconds one bind call may take."""
+    backoff_base: float = 0.05
+    """Seconds before the first retry; doubles per attempt, with jitter."""
+    backoff_cap: float = 1.0
+    """Longest wait between two attempts, in seconds."""
+    retry_after_cap: float = 2.0
+    """Longest ``Retry-After`` honoured, in seconds."""
+
+
 class Binder:
     """Bounded-concurrency asynchronous binds; implements ``cycle.ports.BindDispatcher``."""
 
-    def __init__(
-        self,
-        api: ApiClient,
-        *,
-        concurrency: int = 16,
-        retries: int = 3,
-        timeout: float = 10.0,
-        backoff_base: float = 0.05,
-        backoff_cap: float = 1.0,
-        retry_after_cap: float = 2.0,
-    ) -> None:
-        if concurrency < 1:
-            raise ValueError(f"bind concurrency must be >= 1, got {concurrency}")
+    def __init__(self, api: ApiClient, options: BinderOptions | None = None) -> None:
+        o = options or BinderOptions()
+        if o.concurrency < 1:
+            raise ValueError(f"bind concurrency must be >= 1, got {o.concurrency}")
         self._api = api
-        self.concurrency = concurrency
-        self.retries = retries
-        self.timeout = timeout
-        self.backoff_base = backoff_base
-        self.backoff_cap = backoff_cap
-        self.retry_after_cap = retry_after_cap
+        self.concurrency = o.concurrency
+        self.retries = o.retries
+        self.timeout = o.timeout
+        self.backoff_base = o.backoff_base
+        self.backoff_cap = o.backoff_cap
+        self.retry_after_cap = o.retry_after_cap
         self._queue: collections.deque[tuple[BindRequest, BindDone]] = collections.deque()
         self._workers: set[asyncio.Task[None]] = set()
         self._in_flight = 0

@@ -36,17 +36,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
 import math
 import random
 import socket
-import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from scheduler import clock as clocks
 from scheduler import logs
 from scheduler.kube import errors
+from scheduler.kube.timestamps import rfc3339
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -65,12 +64,6 @@ JITTER_FACTOR = 1.2
 def default_identity() -> str:
     """``<hostname>_<uuid>``, unique per process, as kube-scheduler's."""
     return f"{socket.gethostname()}_{uuid.uuid4()}"
-
-
-def micro_time(epoch: float | None = None) -> str:
-    """RFC3339 with microseconds, Go's ``2006-01-02T15:04:05.000000Z07:00`` in UTC."""
-    t = datetime.datetime.fromtimestamp(time.time() if epoch is None else epoch, datetime.UTC)
-    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class LeaderElector:
@@ -178,7 +171,7 @@ class LeaderElector:
 
     async def _try_acquire_or_renew(self, *, timeout: float) -> bool:  # noqa: ASYNC109 - per request
         sent = self._clock.now()
-        wall = micro_time()
+        wall = rfc3339(micro=True)
         try:
             lease = await self._api.request("GET", self._path, timeout=timeout, retries=0)
         except errors.NotFound:
@@ -267,7 +260,7 @@ class LeaderElector:
         spec = dict(self._observed_spec or {})
         if spec.get("holderIdentity") != self.identity:
             return
-        wall = micro_time()
+        wall = rfc3339(micro=True)
         spec.update(holderIdentity="", leaseDurationSeconds=1, renewTime=wall, acquireTime=wall)
         body = self._lease_body(spec)
         try:

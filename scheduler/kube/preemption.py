@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import datetime
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scheduler import logs
 from scheduler.kube import client, errors
+from scheduler.kube.timestamps import rfc3339
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -77,7 +77,7 @@ def disruption_condition(preemptor: Pod, now: float) -> dict[str, Any]:
         "status": "True",
         "reason": PREEMPTION_BY_SCHEDULER,
         "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod",
-        "lastTransitionTime": _rfc3339(now),
+        "lastTransitionTime": rfc3339(now),
     }
 
 
@@ -103,9 +103,9 @@ def preempted_event(
         "source": {"component": component},
         "reportingComponent": component,
         "reportingInstance": identity,
-        "firstTimestamp": _rfc3339(now),
-        "lastTimestamp": _rfc3339(now),
-        "eventTime": _rfc3339(now, micro=True),
+        "firstTimestamp": rfc3339(now),
+        "lastTimestamp": rfc3339(now),
+        "eventTime": rfc3339(now, micro=True),
     }
 
 
@@ -336,8 +336,3 @@ def _ref(pod: Pod) -> dict[str, str]:
         "namespace": pod.namespace,
         "uid": str(pod.uid),
     }
-
-
-def _rfc3339(epoch: float, *, micro: bool = False) -> str:
-    t = datetime.datetime.fromtimestamp(epoch, tz=datetime.UTC)
-    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ" if micro else "%Y-%m-%dT%H:%M:%SZ")

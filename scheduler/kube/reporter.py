@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import datetime
 import itertools
 import random
 import time
@@ -64,15 +63,16 @@ import cachetools
 from scheduler import clock as clocks
 from scheduler import logs
 from scheduler.kube import client, errors
+from scheduler.kube.timestamps import rfc3339
+from scheduler.metrics import Metrics
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from scheduler.kube.client import ApiClient
-    from scheduler.metrics import Metrics
     from scheduler.model.pod import Pod
 
-__all__ = ["Reporter"]
+__all__ = ["Reporter", "ReporterOptions"]
 
 log = logs.get_logger(__name__)
 
@@ -107,6 +107,27 @@ class _Item:
     """The Event body, built once so that a retried POST keeps its name."""
 
 
+@dataclass(frozen=True, slots=True)
+class ReporterOptions:
+    """The reporter's knobs (``SchedulerSettings.reporter``); the one source of their
+    defaults."""
+
+    max_queue: int = 10_000
+    """Reports waiting to be written; beyond it the oldest Normal Events are dropped first
+    (``batch_scheduler_events_dropped_total``)."""
+    workers: int = 2
+    """Writes in flight at once."""
+    dedup_seconds: float = 60.0
+    """A repeat of the same report about the same pod within this window is counted into the
+    next Event instead of written (kube's EventCorrelator)."""
+    max_attempts: int = 10
+    """Attempts per write before it is given up (429, 5xx, a lost connection)."""
+    retry_base: float = 0.2
+    """Seconds before the first retry; doubles per attempt, with jitter."""
+    retry_cap: float = 10.0
+    """Longest wait between two attempts, and longest ``Retry-After`` honoured, in seconds."""
+
+
 class Reporter:
     """Queued, de-duplicated Events and conditions; implements ``cycle.ports.Reporter``."""
 
@@ -116,26 +137,23 @@ class Reporter:
         *,
         identity: str,
         component: str = "batch-scheduler",
-        max_queue: int = 10_000,
-        workers: int = 2,
-        dedup_seconds: float = 60.0,
-        max_attempts: int = 10,
-        retry_base: float = 0.2,
-        retry_cap: float = 10.0,
+        options: ReporterOptions | None = None,
         clock: clocks.Clock | None = None,
         wall_clock: Callable[[], float] = time.time,
         metrics: Metrics | None = None,
     ) -> None:
+        o = options or ReporterOptions()
         self._api = api
-        self.metrics = metrics
+        self.metrics = metrics or Metrics()
+        """Every count of the reporter (a registry of its own when none is given)."""
         self.identity = identity
         self.component = component
-        self.max_queue = max_queue
-        self.workers = max(1, workers)
-        self.dedup_seconds = dedup_seconds
-        self.max_attempts = max(1, max_attempts)
-        self.retry_base = retry_base
-        self.retry_cap = retry_cap
+        self.max_queue = o.max_queue
+        self.workers = max(1, o.workers)
+        self.dedup_seconds = o.dedup_seconds
+        self.max_attempts = max(1, o.max_attempts)
+        self.retry_base = o.retry_base
+        self.retry_cap = o.retry_cap
         self._clock = clock or clocks.MonotonicClock()
         self._wall = wall_clock
         """Epoch seconds for the timestamps written (injectable: they have 1 s resolution)."""
@@ -149,7 +167,7 @@ class Reporter:
         # windows, so that a repeat just after the window can still carry the count of the
         # repeats swallowed in it; bounded, so a burst of distinct pods cannot grow it.
         self._recent: cachetools.TTLCache[tuple[str, str, str], list[float]] = cachetools.TTLCache(
-            maxsize=RECENT_LIMIT, ttl=2 * dedup_seconds, timer=self._clock.now
+            maxsize=RECENT_LIMIT, ttl=2 * o.dedup_seconds, timer=self._clock.now
         )
         self._since: cachetools.LRUCache[str, str] = cachetools.LRUCache(maxsize=RECENT_LIMIT)
         """UID -> lastTransitionTime of the PodScheduled=False we wrote."""
@@ -163,18 +181,38 @@ class Reporter:
         self._busy = 0
         self._last_name_ns = 0
         self._warned: dict[int, float] = {}
-        self.posted = 0
+
+    # -- counts (read from the metrics) -------------------------------------------------------
+
+    @property
+    def posted(self) -> int:
         """Events written."""
-        self.patched = 0
+        return int(self.metrics.total(self.metrics.report_delay, kind="event"))
+
+    @property
+    def patched(self) -> int:
         """Condition patches written."""
-        self.deduplicated = 0
+        return int(self.metrics.total(self.metrics.report_delay, kind="condition"))
+
+    @property
+    def deduplicated(self) -> int:
         """Reports suppressed as repeats within the window."""
-        self.dropped = 0
+        return int(self.metrics.total(self.metrics.reports_deduplicated))
+
+    @property
+    def dropped(self) -> int:
         """Items dropped because the queue was full."""
-        self.retried = 0
+        return int(self.metrics.total(self.metrics.events_dropped))
+
+    @property
+    def retried(self) -> int:
         """Writes put back for a later attempt after a 429, 5xx or lost connection."""
-        self.failed_writes = 0
+        return int(self.metrics.total(self.metrics.report_retries))
+
+    @property
+    def failed_writes(self) -> int:
         """Writes given up: a non-retriable error, or ``max_attempts`` retriable ones."""
+        return int(self.metrics.total(self.metrics.report_failures))
 
     # -- the port (synchronous, never blocks) ----------------------------------------------
 
@@ -214,7 +252,7 @@ class Reporter:
             written, suppressed = seen
             if now - written < self.dedup_seconds:
                 seen[1] += 1
-                self.deduplicated += 1
+                self.metrics.reports_deduplicated.inc()
                 return
             count += int(suppressed)  # the repeats swallowed in the last window
         self._recent[key] = [now, 0.0]
@@ -253,11 +291,10 @@ class Reporter:
         victim = lane.popleft()
         if victim.condition_reason is not None:  # unwritten: let the next attempt report it
             self._recent.pop((str(victim.pod.uid), victim.reason, victim.message), None)
-        self.dropped += 1
-        if self.metrics is not None:
-            self.metrics.events_dropped.inc()
-        if self.dropped == 1 or self.dropped % 1000 == 0:
-            log.warning("report_queue_full", dropped=self.dropped, max_queue=self.max_queue)
+        self.metrics.events_dropped.inc()
+        dropped = self.dropped
+        if dropped == 1 or dropped % 1000 == 0:
+            log.warning("report_queue_full", dropped=dropped, max_queue=self.max_queue)
 
     # -- the writer ---------------------------------------------------------------------------
 
@@ -316,7 +353,7 @@ class Reporter:
                 item.condition_reason = None  # a newer report writes the condition
             else:
                 path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
-                since = self._since.get(str(pod.uid)) or _rfc3339(item.wall)
+                since = self._since.get(str(pod.uid)) or rfc3339(item.wall)
                 patch = {"status": {"conditions": [self._condition(item, since)]}}
                 done = await self._call(
                     "PATCH", path, patch, item, content_type=client.STRATEGIC_MERGE_PATCH
@@ -325,7 +362,6 @@ class Reporter:
                     return  # retried later, given up, or the pod is gone (no Event then)
                 self._since[str(pod.uid)] = since
                 item.condition_reason = None
-                self.patched += 1
                 self._observe("condition", item)
                 self._push(item)  # its Event, behind the other pods' conditions
                 return
@@ -333,13 +369,12 @@ class Reporter:
             item.event = self._event(item)
         path = f"/api/v1/namespaces/{pod.namespace}/events"
         if await self._call("POST", path, item.event, item):
-            self.posted += 1
             self._observe("event", item)
 
     def _observe(self, kind: str, item: _Item) -> None:
-        if self.metrics is not None:
-            delay = self._clock.now() - item.offered
-            self.metrics.report_delay.labels(kind=kind, reason=item.reason).observe(delay)
+        """A write done: its delay (and so the count of writes of ``kind``)."""
+        delay = self._clock.now() - item.offered
+        self.metrics.report_delay.labels(kind=kind, reason=item.reason).observe(delay)
 
     async def _call(
         self,
@@ -384,7 +419,7 @@ class Reporter:
             retry_after_cap=self.retry_cap,
             rng=self._rng,
         )
-        self.retried += 1
+        self.metrics.report_retries.inc()
 
         def due() -> None:
             self._retrying.discard(handle)
@@ -394,7 +429,7 @@ class Reporter:
         self._retrying.add(handle)
 
     def _give_up(self, error: errors.ApiError, item: _Item) -> None:
-        self.failed_writes += 1
+        self.metrics.report_failures.inc()
         # Not written: the next scheduling attempt must report again, not be de-duplicated.
         self._recent.pop((str(item.pod.uid), item.reason, item.message), None)
         now = self._clock.now()
@@ -439,9 +474,9 @@ class Reporter:
             "source": {"component": self.component},
             "reportingComponent": self.component,
             "reportingInstance": self.identity,
-            "firstTimestamp": _rfc3339(item.wall),
-            "lastTimestamp": _rfc3339(item.wall),
-            "eventTime": _rfc3339(item.wall, micro=True),
+            "firstTimestamp": rfc3339(item.wall),
+            "lastTimestamp": rfc3339(item.wall),
+            "eventTime": rfc3339(item.wall, micro=True),
         }
 
     def _event_name(self, pod_name: str) -> str:
@@ -450,8 +485,3 @@ class Reporter:
         stamp = max(time.time_ns(), self._last_name_ns + 1)
         self._last_name_ns = stamp
         return f"{pod_name}.{stamp:x}"
-
-
-def _rfc3339(epoch: float, *, micro: bool = False) -> str:
-    t = datetime.datetime.fromtimestamp(epoch, tz=datetime.UTC)
-    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ" if micro else "%Y-%m-%dT%H:%M:%SZ")

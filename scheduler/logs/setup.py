@@ -8,8 +8,8 @@ of records:
   event dict to stdlib logging (`ProcessorFormatter.wrap_for_formatter`);
 - stdlib loggers — kopf, aiohttp, the kubernetes client — reach the same root
   handler, whose `ProcessorFormatter` runs the same chain as
-  ``foreign_pre_chain``. So every line has one format (JSON or console), one
-  timestamp style, and the contextvars fields bound with `scheduler.logs.bound`.
+  ``foreign_pre_chain``. So every line has one format (JSON or console) and one
+  timestamp style.
 
 Security requirement: no credential may ever reach the log output. The last
 processor before rendering, `redact_secrets`, replaces the value of any field
@@ -142,7 +142,6 @@ def configure_logging(
     out = sys.stderr if stream is None else stream
 
     shared: list[Processor] = [
-        structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_logger_name,
         structlog.stdlib.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),

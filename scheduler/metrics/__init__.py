@@ -173,6 +173,11 @@ class Metrics:
             ["kind"],
             registry=r,
         )
+        self.batch_verified = Counter(
+            "batch_scheduler_batch_verified_total",
+            "Batched placements checked against a full pass (--batching-verify-ratio).",
+            registry=r,
+        )
         self.unsignable_pods = Counter(
             "batch_scheduler_unsignable_pods_total",
             "Pods that could not be signed for batching, by the plugin that refused.",
@@ -195,7 +200,7 @@ class Metrics:
         self.decision_duration = Histogram(
             "batch_scheduler_decision_duration_seconds",
             "Time one scheduling cycle spends deciding (hint and recheck, or the full pass), "
-            "up to the assume, by path: hint or full_pass. Finer buckets than "
+            "up to the assume, by path: hint, rescore or full. Finer buckets than "
             "scheduler_scheduling_attempt_duration_seconds, whose first bucket is 1 ms.",
             ["path"],
             buckets=exponential_buckets(0.000002, 1.5, 30),
@@ -244,6 +249,21 @@ class Metrics:
             "Events (or, failing those, condition patches) dropped: the reporter's queue was full.",
             registry=r,
         )
+        self.reports_deduplicated = Counter(
+            "batch_scheduler_reports_deduplicated_total",
+            "Reports (an Event and its condition) suppressed as repeats within the window.",
+            registry=r,
+        )
+        self.report_retries = Counter(
+            "batch_scheduler_report_retries_total",
+            "Event posts and condition patches put back after a 429, 5xx or lost connection.",
+            registry=r,
+        )
+        self.report_failures = Counter(
+            "batch_scheduler_report_failures_total",
+            "Event posts and condition patches given up (not retriable, or too many attempts).",
+            registry=r,
+        )
         self.report_delay = Histogram(
             "batch_scheduler_report_delay_seconds",
             "Seconds from a scheduling attempt's report to its write in the API (kind "
@@ -272,6 +292,29 @@ class Metrics:
         """Record one scheduling attempt: count it and observe its duration."""
         self.schedule_attempts.labels(result=result, profile=profile).inc()
         self.scheduling_attempt_duration.labels(result=result, profile=profile).observe(seconds)
+
+    def by_label(
+        self, collector: Counter | Histogram, label: str, *, field: str = "", **where: str
+    ) -> dict[str, float]:
+        """The current values of ``collector`` summed per value of ``label``, over the
+        samples whose labels match ``where``: a Counter's totals, a Histogram's
+        observation counts (``field="sum"``: their sums). The one way reports (simulate,
+        the demo, the run summary, bench) read counts: metrics are the only count."""
+        suffix = "_" + (field or ("count" if isinstance(collector, Histogram) else "total"))
+        values: dict[str, float] = {}
+        for family in collector.collect():
+            for sample in family.samples:
+                if not sample.name.endswith(suffix):
+                    continue
+                if any(sample.labels.get(k) != v for k, v in where.items()):
+                    continue
+                key = sample.labels.get(label, "")
+                values[key] = values.get(key, 0.0) + sample.value
+        return values
+
+    def total(self, collector: Counter | Histogram, *, field: str = "", **where: str) -> float:
+        """``by_label`` summed over every label value."""
+        return sum(self.by_label(collector, "", field=field, **where).values())
 
     def render(self) -> bytes:
         """The Prometheus text exposition of this instance's registry."""

@@ -115,6 +115,20 @@ class BatchFlushReason(StrEnum):
 
 
 @unique
+class DecisionPath(StrEnum):
+    """``path`` of batch_scheduler_decision_duration_seconds (ours) and of the decision log.
+
+    How a cycle found its node: the batch's hint (``rescore`` when the hint came after
+    rescoring the node chosen before it, a state that serves many pods per node), or a
+    full pass (also when a hint failed its recheck).
+    """
+
+    HINT = "hint"
+    RESCORE = "rescore"
+    FULL = "full"
+
+
+@unique
 class DivergenceKind(StrEnum):
     """``kind`` of batch_scheduler_batch_divergence_total (ours).
 

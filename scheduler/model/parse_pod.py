@@ -262,18 +262,17 @@ def _preempted(r: Reader, value: object) -> bool:
     return False
 
 
-def _check_scheduling_gates(r: Reader, value: object) -> None:
-    """``spec.schedulingGates`` must be a list of ``{name}``: anything else is an error.
-
-    The controller holds back a pod whose list is non-empty; a gate given as a string or
-    a map would otherwise hold it back silently, or be ignored.
-    """
-    names: set[str] = set()
+def _scheduling_gates(r: Reader, value: object) -> tuple[str, ...]:
+    """The names in ``spec.schedulingGates``, a list of ``{name}``: anything else is an
+    error, since a gate given as a string or a map would otherwise hold the pod back
+    silently, or be ignored."""
+    names: list[str] = []
     for path, gate in r.objects(value, "spec.schedulingGates"):
         name = r.required_string(gate.get("name"), f"{path}.name")
         if name in names:
             raise r.error(f"{path}.name", f"duplicate gate {name!r}")
-        names.add(name)
+        names.append(name)
+    return tuple(names)
 
 
 # -- the pod -----------------------------------------------------------------------------------
@@ -291,7 +290,7 @@ def pod_from_raw(raw: Mapping[str, object]) -> Pod:
     r = Reader(f"Pod {namespace}/{name}")
     spec = r.mapping(raw.get("spec"), "spec")
     status = r.mapping(raw.get("status"), "status")
-    _check_scheduling_gates(r, spec.get("schedulingGates"))
+    gates = _scheduling_gates(r, spec.get("schedulingGates"))
     labels = r.string_map(meta.get("labels"), "metadata.labels")
 
     raw_containers = r.objects(spec.get("containers"), "spec.containers")
@@ -355,6 +354,7 @@ def pod_from_raw(raw: Mapping[str, object]) -> Pod:
         phase=r.string(status.get("phase"), "status.phase"),
         priority=r.integer(spec.get("priority"), "spec.priority"),
         deleting=meta.get("deletionTimestamp") is not None,
+        scheduling_gates=gates,
         creation_timestamp=_timestamp(
             r, meta.get("creationTimestamp"), "metadata.creationTimestamp"
         ),

@@ -54,6 +54,9 @@ class Pod:
     priority: int
     deleting: bool
     """``metadata.deletionTimestamp`` is set."""
+    scheduling_gates: tuple[str, ...]
+    """``spec.schedulingGates``: while any is left the pod is not scheduled (kube's
+    SchedulingGates PreEnqueue); the update that removes the last one queues it."""
     creation_timestamp: str
 
     requests: Resources

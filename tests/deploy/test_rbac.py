@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from deploy_support import ROOT, one
 
+from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.kube.controller.kinds import Kind
 from scheduler.kube.controller.operator import Controller
 from scheduler.kube.controller.settings import ControllerOptions, operator_settings
@@ -234,7 +235,12 @@ def test_kopf_watches_every_kind_and_writes_nothing() -> None:
     handlers = kopf_handlers(_modules(KUBE)["controller/operator.py"])
     assert sorted(kind for kind, _ in handlers) == ["event", "login"]
     scheduler, _, _ = scheduler_for([])
-    controller = Controller(scheduler, client=None)  # type: ignore[arg-type]  # no I/O here
+    controller = Controller(
+        EventHandlers(scheduler),
+        client=None,
+        metrics=scheduler.metrics,
+        reporter=scheduler.reporter,
+    )  # type: ignore[arg-type]  # no I/O here
     registry = controller.registry._watching.get_all_handlers()  # kopf's own view
     selectors = [h.selector for h in registry if h.selector is not None]
     watched = {(s.group or "", s.any_name) for s in selectors}

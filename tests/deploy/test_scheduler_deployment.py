@@ -93,7 +93,7 @@ def test_examples_place_one_job_pod_per_node_with_batching() -> None:
     assert len(placed) == count
     assert sorted(n for n in placed.values() if n) == sorted(f"n{i}" for i in range(count))
     assert not reporter.unschedulable_messages
-    assert (scheduler_.stats.full_passes, scheduler_.stats.batched) == (1, count - 1)
+    assert (scheduler_.counts().full_passes, scheduler_.counts().batched) == (1, count - 1)
 
 
 def test_container_args_parse_and_validate() -> None:
@@ -103,12 +103,7 @@ def test_container_args_parse_and_validate() -> None:
     assert args.command == "run"
     assert args.leader_elect is True
     assert args.batching is BatchingMode.ANNOTATED
-    settings = SchedulerSettings(
-        config_file=args.config,
-        scheduler_name=args.scheduler_name,
-        metrics_addr=args.metrics_addr,
-        leader_elect=args.leader_elect,
-    )
+    settings = SchedulerSettings(metrics_addr=args.metrics_addr, leader_elect=args.leader_elect)
     settings.validate()
     pod = deployment["spec"]["template"]["spec"]
     mount = {m["name"]: m for m in container(deployment)["volumeMounts"]}["config"]

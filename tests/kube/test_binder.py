@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scheduler.cycle.ports import BindRequest, BindResult
-from scheduler.kube.binder import Binder, assigned_node
+from scheduler.kube.binder import Binder, BinderOptions, assigned_node
 from scheduler.sim.faults import FaultConfig
 from tests.kube.kube_helpers import FailFirst, Outcomes, bind_request, create_pod
 
@@ -88,7 +88,7 @@ async def test_transient_errors_retried_then_bound(
     """Two injected failures are retried and the bind then succeeds."""
     pod = await create_pod(api, f"p6-{code}")
     fault = FailFirst(sim, "bind", 2, code)
-    binder, done = Binder(api, backoff_base=0.01), Outcomes()
+    binder, done = Binder(api, BinderOptions(backoff_base=0.01)), Outcomes()
     binder.dispatch(bind_request(pod, "node-0"), done)
     await done.wait(1)
     assert done.calls[0][1] is BindResult.BOUND
@@ -100,7 +100,7 @@ async def test_persistent_errors_end_as_error(api: ApiClient, sim: SimServer) ->
     """A bind failing every time is tried 1 + retries times, then ERROR with the message."""
     pod = await create_pod(api, "p7")
     fault = FailFirst(sim, "bind", 100, 500)
-    binder, done = Binder(api, retries=3, backoff_base=0.01), Outcomes()
+    binder, done = Binder(api, BinderOptions(retries=3, backoff_base=0.01)), Outcomes()
     binder.dispatch(bind_request(pod, "node-0"), done)
     await done.wait(1)
     _, result, message = done.calls[0]
@@ -115,7 +115,10 @@ async def test_timeouts_are_retried(api: ApiClient, sim: SimServer) -> None:
     """Requests slower than the bind timeout end as ERROR after the retries, not hang."""
     pod = await create_pod(api, "p8")
     sim.faults.config = FaultConfig(latency=0.3)
-    binder, done = Binder(api, retries=1, timeout=0.05, backoff_base=0.01), Outcomes()
+    binder, done = (
+        Binder(api, BinderOptions(retries=1, timeout=0.05, backoff_base=0.01)),
+        Outcomes(),
+    )
     binder.dispatch(bind_request(pod, "node-0"), done)
     await done.wait(1)
     assert done.calls[0][1] is BindResult.ERROR
@@ -141,7 +144,7 @@ async def test_bounded_concurrency(
             on_wire -= 1
 
     monkeypatch.setattr(api, "request", counting)
-    binder, done = Binder(api, concurrency=4), Outcomes()
+    binder, done = Binder(api, BinderOptions(concurrency=4)), Outcomes()
     for pod in pods:
         binder.dispatch(bind_request(pod, "node-0"), done)
     assert binder.in_flight == 40
@@ -155,7 +158,7 @@ async def test_bounded_concurrency(
 async def test_done_exceptions_are_swallowed(api: ApiClient) -> None:
     """A raising done callback is logged; later binds still complete."""
     first, second = await create_pod(api, "d1"), await create_pod(api, "d2")
-    binder, done = Binder(api, concurrency=1), Outcomes()
+    binder, done = Binder(api, BinderOptions(concurrency=1)), Outcomes()
 
     def bad(request: BindRequest, result: BindResult, message: str) -> None:
         done(request, result, message)
@@ -170,7 +173,7 @@ async def test_done_exceptions_are_swallowed(api: ApiClient) -> None:
 async def test_drain_and_close(api: ApiClient, sim: SimServer) -> None:
     """drain waits for in-flight binds; close ends the rest as ERROR, each done once."""
     pods = [await create_pod(api, f"s{i}") for i in range(6)]
-    binder, done = Binder(api, concurrency=2), Outcomes()
+    binder, done = Binder(api, BinderOptions(concurrency=2)), Outcomes()
     for pod in pods[:2]:
         binder.dispatch(bind_request(pod, "node-0"), done)
     assert await binder.drain(5.0)

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.kube.controller.kinds import Kind, key_of
-from scheduler.kube.controller.objects import TARGETS, ObjectEvents
+from scheduler.kube.controller.objects import PARSERS, ObjectEvents
 from scheduler.metrics import Metrics
 from scheduler.model.parse import pod_from_raw
 from scheduler.model.workloads import ControllerKind
@@ -73,12 +74,16 @@ class Resigns:
 
 def _events(kind: Kind, metrics: Metrics | None = None) -> tuple[ObjectEvents, Scheduler, Resigns]:
     scheduler, _, _ = scheduler_for([])
-    return ObjectEvents(scheduler, kind, metrics=metrics), scheduler, Resigns(scheduler)
+    return (
+        ObjectEvents(EventHandlers(scheduler), kind, metrics=metrics or scheduler.metrics),
+        scheduler,
+        Resigns(scheduler),
+    )
 
 
 def test_targets_cover_every_kind_but_pods_and_nodes() -> None:
     """One applier for the five kinds; pods and nodes keep appliers of their own."""
-    assert set(TARGETS) == set(Kind) - {Kind.PODS, Kind.NODES}
+    assert set(PARSERS) == set(Kind) - {Kind.PODS, Kind.NODES}
 
 
 def test_a_service_is_cached_and_its_namespace_resigned() -> None:
@@ -230,7 +235,7 @@ def test_a_controller_arriving_after_its_pod_makes_the_queued_pod_unsignable() -
     scheduler.enqueue(pod_from_raw(raw))
     [info] = scheduler.queue.queued()
     assert info.signature is not None
-    events = ObjectEvents(scheduler, Kind.REPLICA_SETS)
+    events = ObjectEvents(EventHandlers(scheduler), Kind.REPLICA_SETS, metrics=scheduler.metrics)
     events.apply("ADDED", controller(Kind.REPLICA_SETS, "web-5d8", "1", "web"))
     assert info.signature is None
     assert scheduler.default_spreading_unsignable() == 1
@@ -243,8 +248,8 @@ def test_a_claim_updated_in_metadata_only_keeps_the_newest_version_and_wakes_not
     """A PVC whose annotations change (nothing we read): the cache holds the new
     resourceVersion, which PreBind's patch carries; no unschedulable pod is woken."""
     events, scheduler, _ = _events(Kind.PERSISTENT_VOLUME_CLAIMS)
-    wakes: list[None] = []
-    events._wake = lambda: wakes.append(None)  # type: ignore[method-assign]
+    wakes: list[object] = []
+    events.handlers._wake = wakes.append  # type: ignore[method-assign]
 
     def claim(version: str, volume: str = "", **annotations: str) -> Raw:
         meta = {**_meta("data", version), "annotations": annotations}

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.kube.controller.kinds import Kind
-from scheduler.kube.controller.objects import STORAGE_EVENT, ObjectEvents
+from scheduler.kube.controller.objects import ObjectEvents
 from scheduler.model.parse import pod_from_raw
-from scheduler.queueing.scheduling_queue import ClusterEvent, Pool
+from scheduler.queueing.scheduling_queue import Pool
 from tests.builders import make_pod
 from tests.harness import scheduler_for
 
@@ -43,7 +44,9 @@ def test_a_budget_and_its_status_reach_the_cache_and_wake_no_pod() -> None:
     resigned: list[str] = []
     scheduler.resign = lambda namespace: resigned.append(namespace) or 0  # type: ignore[method-assign]
     _unschedulable(scheduler, "waiting", "NodeResourcesFit")
-    events = ObjectEvents(scheduler, Kind.POD_DISRUPTION_BUDGETS)
+    events = ObjectEvents(
+        EventHandlers(scheduler), Kind.POD_DISRUPTION_BUDGETS, metrics=scheduler.metrics
+    )
     budgets = scheduler.cluster.disruption_budgets
     events.apply(None, budget("1", 0))
     (held,) = budgets.list()
@@ -61,8 +64,7 @@ def test_a_storage_change_wakes_only_pods_a_volume_plugin_rejected() -> None:
     _unschedulable(scheduler, "needs-cpu", "NodeResourcesFit")
     _unschedulable(scheduler, "needs-volume", "VolumeBinding")
     _unschedulable(scheduler, "needs-zone", "VolumeZone")
-    assert STORAGE_EVENT is ClusterEvent.STORAGE_CHANGE
-    events = ObjectEvents(scheduler, Kind.STORAGE_CLASSES)
+    events = ObjectEvents(EventHandlers(scheduler), Kind.STORAGE_CLASSES, metrics=scheduler.metrics)
     events.apply(
         "ADDED",
         {

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scheduler.clock import FakeClock
-from scheduler.kube.reporter import Reporter
+from scheduler.kube.reporter import Reporter, ReporterOptions
 from scheduler.metrics import Metrics
 from tests.kube.kube_helpers import FailFirst, create_pod
 
@@ -49,10 +49,9 @@ async def reporter(api: ApiClient, clock: FakeClock, wall: Wall) -> AsyncIterato
         identity="sched-1",
         clock=clock,
         wall_clock=wall,
-        dedup_seconds=60.0,
-        max_attempts=5,
-        retry_base=0.01,
-        retry_cap=0.05,
+        options=ReporterOptions(
+            dedup_seconds=60.0, max_attempts=5, retry_base=0.01, retry_cap=0.05
+        ),
     )
     task = asyncio.create_task(rep.run())
     yield rep
@@ -273,7 +272,7 @@ async def test_conditions_are_written_before_queued_events(api: ApiClient) -> No
     Event next, and the Scheduled Events queued before them last."""
     pods = [await create_pod(api, f"o{i}") for i in range(4)]
     recording = Recording(api)
-    rep = Reporter(recording, identity="x", workers=1)  # type: ignore[arg-type]
+    rep = Reporter(recording, identity="x", options=ReporterOptions(workers=1))  # type: ignore[arg-type]
     for pod in pods[:3]:
         rep.scheduled(pod, "node-0")
     rep.unschedulable(pods[3], "no fit")
@@ -315,7 +314,9 @@ async def test_superseded_retry_writes_no_stale_condition(
 async def test_full_queue_drops_oldest_event(api: ApiClient, clock: FakeClock) -> None:
     """With the queue full, the oldest Event goes first and conditions are kept."""
     metrics = Metrics()
-    rep = Reporter(api, identity="x", max_queue=3, clock=clock, metrics=metrics)
+    rep = Reporter(
+        api, identity="x", options=ReporterOptions(max_queue=3), clock=clock, metrics=metrics
+    )
     pods = [await create_pod(api, f"q{i}") for i in range(4)]
     rep.unschedulable(pods[0], "no fit")
     rep.scheduled(pods[1], "node-0")

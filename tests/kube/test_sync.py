@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.kube.controller.nodes import NodeEvents
 from scheduler.kube.controller.pods import PodEvents
 from scheduler.kube.controller.sync import (
@@ -40,11 +41,13 @@ FAR = 10**9
 def _sync(api: ApiClient, scheduler: Scheduler, metrics: Metrics | None = None) -> CacheSync:
     return CacheSync(
         api,
-        pods=PodEvents(scheduler),
-        nodes=NodeEvents(scheduler),
+        pods=PodEvents(
+            EventHandlers(scheduler), metrics=scheduler.metrics, reporter=scheduler.reporter
+        ),
+        nodes=NodeEvents(EventHandlers(scheduler), metrics=scheduler.metrics),
         synced=Synced(),
         interval=60.0,
-        metrics=metrics,
+        metrics=metrics or scheduler.metrics,
     )
 
 
@@ -179,7 +182,14 @@ async def test_the_gate_opens_when_the_watch_listing_is_delivered_or_quiet(
     """Synced needs kopf's listing: all of it, or a quiet LISTING_QUIET after the last."""
     scheduler, _, _ = scheduler_for([])
     sync = CacheSync(
-        api, pods=PodEvents(scheduler), nodes=NodeEvents(scheduler), synced=Synced(), interval=0
+        api,
+        pods=PodEvents(
+            EventHandlers(scheduler), metrics=scheduler.metrics, reporter=scheduler.reporter
+        ),
+        nodes=NodeEvents(EventHandlers(scheduler), metrics=scheduler.metrics),
+        synced=Synced(),
+        interval=0,
+        metrics=scheduler.metrics,
     )
     await create_pod(api, "listed", cpu="1")
     await sync.initial()
@@ -195,7 +205,14 @@ async def test_the_gate_opens_when_the_watch_listing_is_delivered_or_quiet(
     assert sync.synced.is_open()
 
     quiet = CacheSync(
-        api, pods=PodEvents(scheduler), nodes=NodeEvents(scheduler), synced=Synced(), interval=0
+        api,
+        pods=PodEvents(
+            EventHandlers(scheduler), metrics=scheduler.metrics, reporter=scheduler.reporter
+        ),
+        nodes=NodeEvents(EventHandlers(scheduler), metrics=scheduler.metrics),
+        synced=Synced(),
+        interval=0,
+        metrics=scheduler.metrics,
     )
     await quiet.initial()
     quiet.watch_listed("nodes")  # the rest never comes (deleted between the two LISTs)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.kube.controller.kinds import Kind
 from scheduler.kube.controller.nodes import NodeEvents
-from scheduler.kube.controller.objects import TARGETS, ObjectEvents
+from scheduler.kube.controller.objects import PARSERS, ObjectEvents
 from scheduler.kube.controller.pods import PodEvents
 from scheduler.kube.controller.sync import CacheSync, Cause, Synced
 from scheduler.metrics import Metrics
@@ -40,12 +41,17 @@ TEMPLATE = {
 def _sync(api: ApiClient, scheduler: Scheduler, metrics: Metrics | None = None) -> CacheSync:
     return CacheSync(
         api,
-        pods=PodEvents(scheduler),
-        nodes=NodeEvents(scheduler),
-        objects=[ObjectEvents(scheduler, kind, metrics=metrics) for kind in TARGETS],
+        pods=PodEvents(
+            EventHandlers(scheduler), metrics=scheduler.metrics, reporter=scheduler.reporter
+        ),
+        nodes=NodeEvents(EventHandlers(scheduler), metrics=scheduler.metrics),
+        objects=[
+            ObjectEvents(EventHandlers(scheduler), kind, metrics=metrics or scheduler.metrics)
+            for kind in PARSERS
+        ],
         synced=Synced(),
         interval=60.0,
-        metrics=metrics,
+        metrics=metrics or scheduler.metrics,
     )
 
 

@@ -89,7 +89,7 @@ def test_one_pod_per_node_places_on_a_best_node_ties_included(
     off, _ = _run(sizes, pod, count, BatchingMode.OFF)
     on, batched = _run(sizes, pod, count, BatchingMode.ALL)
     assert sorted(v for v in on.values() if v) == sorted(v for v in off.values() if v)
-    assert batched.stats.batched == len(sizes) - 1
+    assert batched.counts().batched == len(sizes) - 1
 
 
 @settings(max_examples=40, deadline=None)
@@ -105,7 +105,7 @@ def test_many_pods_per_node_same_count_no_overcommit(
     """Many pods per node: same number placed, none over-committed, no hint below the best."""
     off, _ = _run(sizes, {"cpu": cpu, "memory": memory}, count, BatchingMode.OFF)
     on, scheduler = _run(sizes, {"cpu": cpu, "memory": memory}, count, BatchingMode.ALL)
-    assert scheduler.stats.batched > 0
+    assert scheduler.counts().batched > 0
     assert sum(v is not None for v in on.values()) == sum(v is not None for v in off.values())
     for info in scheduler.cluster.snapshot.node_infos:
         node = info.node

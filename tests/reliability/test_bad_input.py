@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.framework.config import ConfigError, load_config
 from scheduler.kube.controller.nodes import NodeEvents
 from scheduler.kube.controller.pods import PodEvents
@@ -308,7 +309,7 @@ def _text_at(raw: dict[str, Any], *path: str) -> str:
 def test_any_malformed_pod_is_scheduled_or_reported_never_raised(raw: dict[str, Any]) -> None:
     nodes = [NODE_BASE, make_node("n-plain", labels={"pool": "general", "zone": "b"})]
     scheduler, _, reporter = scheduler_for(nodes)
-    events = PodEvents(scheduler, reporter=reporter)  # type: ignore[arg-type]
+    events = PodEvents(EventHandlers(scheduler), metrics=scheduler.metrics, reporter=reporter)  # type: ignore[arg-type]
     events.apply("ADDED", raw)
     events.apply("MODIFIED", raw)  # the same problem is reported once
     pod, exc = _parsed(pod_from_raw, raw)
@@ -341,7 +342,7 @@ def test_any_malformed_pod_is_scheduled_or_reported_never_raised(raw: dict[str, 
 @given(mutations(NODE_BASE, NODE_PATHS))
 def test_any_malformed_node_is_cached_or_skipped_never_raised(raw: dict[str, Any]) -> None:
     scheduler, _, reporter = scheduler_for([])
-    nodes = NodeEvents(scheduler)
+    nodes = NodeEvents(EventHandlers(scheduler), metrics=scheduler.metrics)
     nodes.apply("ADDED", NODE_BASE)  # a good version first: a bad update must evict it
     nodes.apply("MODIFIED", raw)
     node, exc = _parsed(node_from_raw, raw)
@@ -351,12 +352,15 @@ def test_any_malformed_node_is_cached_or_skipped_never_raised(raw: dict[str, Any
         name = _text_at(raw, "metadata", "name")
         if name == NODE_BASE["metadata"]["name"]:  # its good version is evicted
             assert scheduler.cluster.node_info(name) is None
-        assert name not in nodes.nodes
+        assert name not in nodes.versions
         return
     assert node is not None
-    assert nodes.nodes[node.name] == node
+    assert nodes.versions[node.name] == node.resource_version
+    cached = scheduler.cluster.node_info(node.name)
+    assert cached is not None
+    assert cached.node == node
     # Whatever node parsed, a pod can be scheduled against it without raising.
-    PodEvents(scheduler, reporter=reporter).apply(  # type: ignore[arg-type]
+    PodEvents(EventHandlers(scheduler), metrics=scheduler.metrics, reporter=reporter).apply(
         "ADDED", make_pod("p", cpu="100m", tolerations=[toleration("dedicated", "batch")])
     )
     drain(scheduler)

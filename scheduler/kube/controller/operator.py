@@ -39,7 +39,7 @@ import kopf
 from scheduler import logs
 from scheduler.kube.controller.kinds import Kind
 from scheduler.kube.controller.nodes import NodeEvents
-from scheduler.kube.controller.objects import TARGETS, ObjectEvents
+from scheduler.kube.controller.objects import PARSERS, ObjectEvents
 from scheduler.kube.controller.pods import PodEvents
 from scheduler.kube.controller.relist import Relists, WatchRestarts
 from scheduler.kube.controller.settings import ControllerOptions, operator_settings
@@ -48,8 +48,8 @@ from scheduler.kube.controller.sync import CacheSync, Synced
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from scheduler.cycle.eventhandlers import EventHandlers
     from scheduler.cycle.ports import Reporter
-    from scheduler.cycle.schedule_one import Scheduler
     from scheduler.kube.client import ApiClient
     from scheduler.metrics import Metrics
 
@@ -93,15 +93,16 @@ def _watch(
 
 
 class Controller:
-    """Keeps one Scheduler's cache and queue in step with the cluster."""
+    """Keeps one Scheduler's cache and queue in step with the cluster, through its event
+    handlers."""
 
     def __init__(
         self,
-        scheduler: Scheduler,
+        handlers: EventHandlers,
         client: ApiClient,
         *,
-        metrics: Metrics | None = None,
-        reporter: Reporter | None = None,
+        metrics: Metrics,
+        reporter: Reporter,
         options: ControllerOptions | None = None,
     ) -> None:
         self.options = options or ControllerOptions()
@@ -110,10 +111,10 @@ class Controller:
         """Opens when the initial LIST is in the cache (the loop and /readyz wait on it)."""
         self.ready = asyncio.Event()
         """Set when kopf is up (and has installed its signal handlers)."""
-        self.scheduler = scheduler
-        self.pods = PodEvents(scheduler, metrics=metrics, reporter=reporter)
-        self.nodes = NodeEvents(scheduler, metrics=metrics)
-        self.objects = [ObjectEvents(scheduler, kind, metrics=metrics) for kind in TARGETS]
+        self.scheduler = handlers.scheduler
+        self.pods = PodEvents(handlers, metrics=metrics, reporter=reporter)
+        self.nodes = NodeEvents(handlers, metrics=metrics)
+        self.objects = [ObjectEvents(handlers, kind, metrics=metrics) for kind in PARSERS]
         """Namespaces, Services and pod controllers (``objects``)."""
         self.sync = CacheSync(
             client,

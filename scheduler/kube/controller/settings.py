@@ -45,7 +45,8 @@ class NoDiffBase(kopf.DiffBaseStorage):
 
 
 LIST_CHUNK = 500
-"""Objects per page of kopf's own LIST (``limit``)."""
+"""Objects per LIST page (``limit``), kopf's and our reconciling LISTs alike: bounds one
+response's size on big clusters."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,7 @@ from scheduler import logs
 from scheduler.kube import errors
 from scheduler.kube.client import backoff_delay
 from scheduler.kube.controller.kinds import Kind, key_of
+from scheduler.kube.controller.settings import LIST_CHUNK
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable
@@ -63,8 +64,6 @@ __all__ = ["Applier", "CacheSync", "Cause", "Kind", "Synced", "list_pages", "new
 
 log = logs.get_logger(__name__)
 
-PAGE = 500
-"""Objects per LIST page (``limit``): bounds one response's size on big clusters."""
 REPAIR_GRACE = 5.0
 """Seconds the safety net leaves the watch (and the re-list handling) to remove an object
 its LIST lacks before removing it itself, as a repair: longer than a watch takes to resume
@@ -131,10 +130,11 @@ def newer_or_unknown(version: str, listed: str) -> bool:
 async def list_pages(
     client: ApiClient, path: str
 ) -> AsyncIterator[tuple[list[dict[str, Any]], str]]:
-    """Every object at ``path``, one page (``PAGE`` objects) at a time, each with the LIST's
-    resourceVersion: a caller that uses a page before asking for the next never holds a
-    whole big cluster's JSON at once (that peak stays in the process's RSS)."""
-    params: dict[str, str | int | bool] = {"limit": PAGE}
+    """Every object at ``path``, one page (``LIST_CHUNK`` objects, as kopf's LIST) at a
+    time, each with the LIST's resourceVersion: a caller that uses a page before asking for
+    the next never holds a whole big cluster's JSON at once (that peak stays in the
+    process's RSS)."""
+    params: dict[str, str | int | bool] = {"limit": LIST_CHUNK}
     version = ""
     while True:
         body = await client.request("GET", path, params=params)
@@ -148,7 +148,7 @@ async def list_pages(
         token = meta.get("continue")
         if not token:
             return
-        params = {"limit": PAGE, "continue": str(token)}
+        params = {"limit": LIST_CHUNK, "continue": str(token)}
 
 
 class CacheSync:
@@ -162,7 +162,7 @@ class CacheSync:
         nodes: NodeEvents,
         synced: Synced,
         interval: float,
-        metrics: Metrics | None = None,
+        metrics: Metrics,
         objects: Iterable[ObjectEvents] = (),
     ) -> None:
         self.client = client
@@ -294,7 +294,7 @@ class CacheSync:
             self._remove(kind, stale)
             repaired[kind] = len(stale)
             fields.update(_removed(kind, stale))
-            if stale and self.metrics is not None:
+            if stale:
                 self.metrics.cache_repairs.labels(kind=kind.label).inc(len(stale))
         if any(repaired.values()):
             # Something both the watch and the re-list handling missed: worth a warning.

@@ -8,6 +8,7 @@ from scheduler.batching.signature import BatchingMode
 from scheduler.clock import FakeClock
 from scheduler.cycle.ports import BindResult
 from scheduler.model.parse import pod_from_raw
+from tests.batch_counts import attempts, flushes
 from tests.builders import make_node, make_pod
 from tests.harness import drain, scheduler_for
 
@@ -24,9 +25,9 @@ def test_one_pod_per_node_uses_hints_after_one_full_pass() -> None:
     placed = drain(scheduler)
     assert len(set(placed.values())) == 5
     assert None not in placed.values()
-    assert scheduler.stats.full_passes == 1
-    assert scheduler.stats.batched == 4
-    assert scheduler.batches["batch-scheduler"].batched_pods == 4
+    assert scheduler.counts().full_passes == 1
+    assert scheduler.counts().batched == 4
+    assert scheduler.counts().batched == 4
 
 
 def test_batching_off_runs_a_full_pass_per_pod() -> None:
@@ -35,8 +36,8 @@ def test_batching_off_runs_a_full_pass_per_pod() -> None:
     for i in range(5):
         scheduler.enqueue(pod_from_raw(_job(f"p{i}")))
     drain(scheduler)
-    assert scheduler.stats.full_passes == 5
-    assert scheduler.stats.batched == 0
+    assert scheduler.counts().full_passes == 5
+    assert scheduler.counts().batched == 0
     assert scheduler.batches == {}
 
 
@@ -50,8 +51,8 @@ def test_annotated_mode_batches_only_annotated_pods() -> None:
     for i in range(3):
         scheduler.enqueue(pod_from_raw(_job(f"opted{i}", batching=True)))
     drain(scheduler)
-    assert scheduler.stats.batched == 2
-    assert scheduler.stats.full_passes == 4
+    assert scheduler.counts().batched == 2
+    assert scheduler.counts().full_passes == 4
 
 
 def test_exhausted_list_is_no_state_then_unschedulable() -> None:
@@ -61,9 +62,8 @@ def test_exhausted_list_is_no_state_then_unschedulable() -> None:
     for i in range(3):
         scheduler.enqueue(pod_from_raw(_job(f"p{i}")))
     placed = drain(scheduler)
-    batch = scheduler.batches["batch-scheduler"]
-    assert batch.flushes == {}
-    assert batch.attempts == {"no_hint": 2, "hint_used": 1}
+    assert flushes(scheduler) == {}
+    assert attempts(scheduler) == {"no_hint": 2, "hint_used": 1}
     assert placed["default/p2"] is None
     assert reporter.unschedulable_messages["default/p2"] == (
         "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
@@ -77,8 +77,8 @@ def test_incompatible_signature_flushes() -> None:
     scheduler.enqueue(pod_from_raw(_job("a", cpu="3")))
     scheduler.enqueue(pod_from_raw(_job("b", cpu="2")))
     drain(scheduler)
-    assert scheduler.batches["batch-scheduler"].flushes.get("pod_incompatible") == 1
-    assert scheduler.stats.full_passes == 2
+    assert flushes(scheduler).get("pod_incompatible") == 1
+    assert scheduler.counts().full_passes == 2
 
 
 def test_expired_state_is_not_used() -> None:
@@ -90,8 +90,8 @@ def test_expired_state_is_not_used() -> None:
     clock.advance(0.6)
     scheduler.enqueue(pod_from_raw(_job("b")))
     drain(scheduler)
-    assert scheduler.batches["batch-scheduler"].flushes.get("expired") == 1
-    assert scheduler.stats.batched == 0
+    assert flushes(scheduler).get("expired") == 1
+    assert scheduler.counts().batched == 0
 
 
 def test_failed_cycle_flushes_with_pod_skipped() -> None:
@@ -118,7 +118,7 @@ def test_failed_cycle_flushes_with_pod_skipped() -> None:
     drain(scheduler)
     scheduler.enqueue(pod_from_raw(_job("b")))
     drain(scheduler)
-    assert scheduler.batches["batch-scheduler"].flushes == {"pod_skipped": 1}
+    assert flushes(scheduler) == {"pod_skipped": 1}
 
 
 def test_missing_last_node_flushes() -> None:
@@ -131,7 +131,7 @@ def test_missing_last_node_flushes() -> None:
     scheduler.cluster.remove_node(node)
     scheduler.enqueue(pod_from_raw(_job("b")))
     drain(scheduler)
-    assert scheduler.batches["batch-scheduler"].flushes.get("node_missing") == 1
+    assert flushes(scheduler).get("node_missing") == 1
 
 
 @pytest.mark.parametrize("holds_a_pod", [False, True], ids=["empty", "ghost"])
@@ -152,11 +152,10 @@ def test_deleted_next_hint_is_not_used(holds_a_pod: bool) -> None:
     scheduler.enqueue(pod_from_raw(_job("b")))
     placed = drain(scheduler)
     assert placed["default/b"] not in (None, next_hint, placed.get("default/a"))
-    batch = scheduler.batches["batch-scheduler"]
-    assert batch.flushes == {}
-    assert batch.attempts == {"no_hint": 1, "hint_not_used": 1}
-    assert scheduler.stats.divergences == 1  # counted as hint_infeasible
-    assert scheduler.stats.full_passes == 2
+    assert flushes(scheduler) == {}
+    assert attempts(scheduler) == {"no_hint": 1, "hint_not_used": 1}
+    assert scheduler.counts().divergences == 1  # counted as hint_infeasible
+    assert scheduler.counts().full_passes == 2
 
 
 def test_hint_that_fails_recheck_falls_back_to_full_pass() -> None:
@@ -172,8 +171,8 @@ def test_hint_that_fails_recheck_falls_back_to_full_pass() -> None:
     scheduler.enqueue(pod_from_raw(_job("b")))
     placed = drain(scheduler)
     assert placed["default/b"] not in (None, next_hint)
-    assert scheduler.stats.divergences == 1  # counted as hint_infeasible
-    assert scheduler.stats.full_passes == 2
+    assert scheduler.counts().divergences == 1  # counted as hint_infeasible
+    assert scheduler.counts().full_passes == 2
 
 
 def test_failed_bind_invalidates_state_and_requeues() -> None:
@@ -184,7 +183,7 @@ def test_failed_bind_invalidates_state_and_requeues() -> None:
     request, done = binder.pending.pop()
     binder.finish(request, done, BindResult.ERROR, "boom")
     assert scheduler.cluster.get_pod(request.pod.uid) is None
-    assert scheduler.batches["batch-scheduler"].flushes.get("bind_failed") == 1
+    assert flushes(scheduler).get("bind_failed") == 1
     assert scheduler.queue.pending()["backoff"] == 1
 
 
@@ -207,7 +206,7 @@ def _many_per_node(*, fast: bool) -> tuple[dict[str, str | None], int, int]:
     for i in range(60):
         scheduler.enqueue(pod_from_raw(make_pod(f"w{i:02}", cpu="100m", memory="500Mi")))
     placed = drain(scheduler)
-    return placed, scheduler.stats.batched, scheduler.stats.divergences
+    return placed, scheduler.counts().batched, scheduler.counts().divergences
 
 
 @pytest.mark.parametrize(

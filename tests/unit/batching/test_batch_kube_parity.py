@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from scheduler.model.parse import pod_from_raw
+from tests.batch_counts import attempts, flushes, rescores
 from tests.builders import make_node, make_pod
 from tests.harness import config_with, drain, scheduler_for
 
@@ -29,8 +30,8 @@ def test_other_profile_pod_in_between_breaks_the_batch() -> None:
             scheduler.enqueue(pod_from_raw(make_pod(name, cpu=cpu, scheduler_name=profile)))
             placed.update(drain(scheduler))
         assert len(set(placed.values())) == 3, (seed, placed)
-        assert scheduler.batches["a"].flushes == {"pod_skipped": 1}
-        assert scheduler.stats.batched == 0
+        assert flushes(scheduler, "a") == {"pod_skipped": 1}
+        assert scheduler.counts().batched == 0
 
 
 def test_same_profile_run_keeps_batching() -> None:
@@ -40,8 +41,8 @@ def test_same_profile_run_keeps_batching() -> None:
     for name in ("a1", "a2"):
         scheduler.enqueue(pod_from_raw(make_pod(name, cpu="1", scheduler_name="a")))
     drain(scheduler)
-    assert scheduler.stats.batched == 1
-    assert scheduler.batches["a"].flushes == {}
+    assert scheduler.counts().batched == 1
+    assert flushes(scheduler, "a") == {}
 
 
 def _small_pods_on_big_nodes(seed: int, *, fast: bool) -> list[str | None]:
@@ -51,7 +52,7 @@ def _small_pods_on_big_nodes(seed: int, *, fast: bool) -> list[str | None]:
     for i in range(6):
         scheduler.enqueue(pod_from_raw(make_pod(f"p{i}", cpu="100m")))
     placed = drain(scheduler)
-    assert scheduler.batches["batch-scheduler"].rescores == 5
+    assert rescores(scheduler) == 5
     return [placed[f"default/p{i}"] for i in range(6)]
 
 
@@ -77,7 +78,7 @@ def test_remaining_ties_leave_in_random_order() -> None:
             scheduler.enqueue(pod_from_raw(make_pod(f"p{i}", cpu="3")))
         placed = drain(scheduler)
         sequence = tuple(placed[f"default/p{i}"] for i in range(4))
-        assert scheduler.stats.batched == 3
+        assert scheduler.counts().batched == 3
         orders[sequence[0]].add(sequence[1:])
     assert all(len(rest) > 1 for rest in orders.values()), dict(orders)
 
@@ -86,19 +87,19 @@ def test_exhausted_list_is_a_full_pass_even_if_the_last_node_still_fits() -> Non
     """An empty cached list is no state (kube's stateEmpty): the pod gets a full pass, though
     the node chosen last could take it, and nothing is flushed."""
     scheduler, _, _ = scheduler_for([make_node(f"n{i}", cpu="64") for i in range(3)])
+    batch = scheduler.batches["batch-scheduler"]
     scheduler.enqueue(pod_from_raw(make_pod("a", cpu="100m")))
     drain(scheduler)
-    batch = scheduler.batches["batch-scheduler"]
     assert batch.state is not None
     batch.state.order.clear()  # as if every kept node had been handed out
     batch.state.keys.clear()
     scheduler.enqueue(pod_from_raw(make_pod("b", cpu="100m")))
     drain(scheduler)
-    assert scheduler.stats.full_passes == 2
-    assert scheduler.stats.batched == 0
-    assert batch.flushes == {}
-    assert batch.rescores == 0
-    assert batch.attempts == {"no_hint": 2}
+    assert scheduler.counts().full_passes == 2
+    assert scheduler.counts().batched == 0
+    assert flushes(scheduler) == {}
+    assert rescores(scheduler) == 0
+    assert attempts(scheduler) == {"no_hint": 2}
     assert batch.state is not None  # rebuilt by the pass
     assert len(batch.state.order) == 2
 
@@ -113,8 +114,8 @@ def _mixed_run(seed: int, verify: float) -> tuple[dict[str, str | None], int]:
         for i in range(4):
             scheduler.enqueue(pod_from_raw(make_pod(f"b{block}-p{i}", cpu=cpu)))
     placed = drain(scheduler)
-    assert scheduler.stats.divergences == 0
-    return placed, scheduler.stats.verified
+    assert scheduler.counts().divergences == 0
+    return placed, scheduler.counts().verified
 
 
 def test_verification_never_changes_a_decision() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scheduler.app.core import build_scheduler
+from scheduler.app.local_binder import LocalBinder
 from scheduler.batching.signature import BatchingMode
 from scheduler.clock import FakeClock
 from scheduler.cycle.schedule_one import BatchingSettings
@@ -13,7 +14,7 @@ from scheduler.framework.config import default_config
 from scheduler.metrics import Metrics
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from tests.builders import make_node, make_pod
-from tests.harness import ManualBinder, RecordingReporter, drain
+from tests.harness import RecordingReporter, drain
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -30,7 +31,7 @@ def _scheduler(
     node_raws: list[dict[str, Any]], mode: BatchingMode = BatchingMode.ALL
 ) -> tuple[Scheduler, Metrics]:
     metrics = Metrics()
-    binder = ManualBinder()
+    binder = LocalBinder()
     scheduler = build_scheduler(
         default_config(),
         clock=FakeClock(),
@@ -138,7 +139,7 @@ def test_rescore_prescore_error_is_counted_and_timed() -> None:
     assert _flushes(metrics) == {"prescore_error": 1.0}
     assert _count(metrics, "scheduler_batch_rescore_attempts_total") == 1
     assert _count(metrics, "scheduler_batch_rescore_duration_seconds_count") == 1
-    assert scheduler.stats.batched == 0
+    assert scheduler.counts().batched == 0
 
 
 def test_rescore_normalize_error() -> None:

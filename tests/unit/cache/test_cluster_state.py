@@ -75,7 +75,7 @@ Step = Callable[[ClusterState], object]
         pytest.param(
             [
                 lambda cs: cs.add_pod(pod("a", "n1")),
-                lambda cs: cs.update_pod(pod("a", "n1", phase="Failed")),
+                lambda cs: cs.add_pod(pod("a", "n1", phase="Failed")),
             ],
             0,
             0,
@@ -86,7 +86,7 @@ Step = Callable[[ClusterState], object]
         pytest.param(
             [
                 lambda cs: cs.add_pod(pod("a", "n1")),
-                lambda cs: cs.update_pod(pod("a", "n1", cpu="3")),
+                lambda cs: cs.add_pod(pod("a", "n1", cpu="3")),
             ],
             3000,
             0,
@@ -95,7 +95,7 @@ Step = Callable[[ClusterState], object]
             id="update-replaces-requests",
         ),
         pytest.param(
-            [lambda cs: cs.add_pod(pod("a", "n1")), lambda cs: cs.update_pod(pod("a", "n2"))],
+            [lambda cs: cs.add_pod(pod("a", "n1")), lambda cs: cs.add_pod(pod("a", "n2"))],
             0,
             1000,
             1,
@@ -111,7 +111,7 @@ Step = Callable[[ClusterState], object]
             id="remove",
         ),
         pytest.param(
-            [lambda cs: cs.add_pod(pod("a", "n1")), lambda cs: cs.update_pod(pod("a"))],
+            [lambda cs: cs.add_pod(pod("a", "n1")), lambda cs: cs.add_pod(pod("a"))],
             0,
             0,
             0,
@@ -158,7 +158,7 @@ Step = Callable[[ClusterState], object]
             id="confirmed-on-another-node-moves",
         ),
         pytest.param(
-            [lambda cs: cs.assume(pod("a"), "n1"), lambda cs: cs.update_pod(pod("a"))],
+            [lambda cs: cs.assume(pod("a"), "n1"), lambda cs: cs.add_pod(pod("a"))],
             1000,
             0,
             1,
@@ -304,7 +304,7 @@ def test_update_node_keeps_pods_and_order() -> None:
     """Updating a node swaps the Node record in place; pods and order stay."""
     cs = cluster("n1", "n2", "n3")
     cs.add_pod(pod("a", "n2"))
-    cs.update_node(node("n2", cpu="16"))
+    cs.add_node(node("n2", cpu="16"))
     info = cs.snapshot.get("n2")
     assert info is not None
     assert info.node is not None
@@ -354,7 +354,7 @@ def test_image_counts_in_snapshot() -> None:
         2,
         1,
     )
-    cs.update_node(node("n2", images=[(["redis:7"], 10)]))
+    cs.add_node(node("n2", images=[(["redis:7"], 10)]))
     assert (cs.snapshot.image_num_nodes("nginx:1"), cs.snapshot.image_num_nodes("redis:7")) == (
         1,
         1,

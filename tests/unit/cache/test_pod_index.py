@@ -75,7 +75,7 @@ Step = Callable[[ClusterState], object]
         pytest.param(
             [
                 lambda cs: cs.add_pod(pod("x", "n1", app="a")),
-                lambda cs: cs.update_pod(pod("x", "n2", app="b")),
+                lambda cs: cs.add_pod(pod("x", "n2", app="b")),
             ],
             "default",
             APP_A,
@@ -85,7 +85,7 @@ Step = Callable[[ClusterState], object]
         pytest.param(
             [
                 lambda cs: cs.add_pod(pod("x", "n1", app="a")),
-                lambda cs: cs.update_pod(pod("x", "n2", app="a")),
+                lambda cs: cs.add_pod(pod("x", "n2", app="a")),
             ],
             "default",
             APP_A,
@@ -227,9 +227,9 @@ def test_node_label_counts_follow_node_add_update_remove() -> None:
     assert dict(snap.label_values("zone")) == {"z1": 2, "z2": 1}
     assert snap.num_nodes_with_label("zone") == 3
     assert snap.num_nodes_with_label("kubernetes.io/hostname") == 3
-    cs.update_node(node_from_raw(make_node("n2", labels={"zone": "z2"})))
+    cs.add_node(node_from_raw(make_node("n2", labels={"zone": "z2"})))
     assert dict(snap.label_values("zone")) == {"z1": 1, "z2": 2}
-    cs.update_node(node_from_raw(make_node("n3")))  # loses its zone
+    cs.add_node(node_from_raw(make_node("n3")))  # loses its zone
     assert dict(snap.label_values("zone")) == {"z1": 1, "z2": 1}
     assert snap.num_nodes_with_label("zone") == 2
     cs.add_pod(pod("x", "n1"))

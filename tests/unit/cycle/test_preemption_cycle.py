@@ -7,16 +7,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from scheduler.app.core import build_scheduler
+from scheduler.app.local_binder import LocalBinder
 from scheduler.batching.signature import BatchingMode
 from scheduler.clock import FakeClock
 from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
 from scheduler.framework.config import default_config
+from scheduler.framework.events import ClusterEvent
 from scheduler.metrics import Metrics
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from scheduler.model.pod import Pod
-from scheduler.queueing.scheduling_queue import ClusterEvent, Pool
+from scheduler.queueing.scheduling_queue import Pool
 from tests.builders import make_node, make_pod
-from tests.harness import ManualBinder, RecordingReporter, drain, scheduler_for
+from tests.harness import RecordingReporter, drain, scheduler_for
 from tests.scheduler_process import SCHEDULER
 
 
@@ -43,9 +45,9 @@ def _pod(name: str, priority: int, *, node: str | None = None, **kw: object) -> 
 
 def _cluster(
     clock: FakeClock | None = None, metrics: Metrics | None = None
-) -> tuple[Scheduler, ManualBinder, RecordingReporter, RecordingPreemptor]:
+) -> tuple[Scheduler, LocalBinder, RecordingReporter, RecordingPreemptor]:
     """n1 holds a (0) and b (5), n2 holds c (1) and d (5); every pod asks 1 of 2 cpus."""
-    binder, reporter, preemptor = ManualBinder(), RecordingReporter(), RecordingPreemptor()
+    binder, reporter, preemptor = LocalBinder(), RecordingReporter(), RecordingPreemptor()
     scheduler = build_scheduler(
         default_config(),
         clock=clock or FakeClock(),

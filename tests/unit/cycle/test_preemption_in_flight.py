@@ -9,17 +9,19 @@ from dataclasses import dataclass, field, replace
 import pytest
 
 from scheduler.app.core import build_scheduler
+from scheduler.app.local_binder import LocalBinder
 from scheduler.batching.signature import BatchingMode
 from scheduler.clock import FakeClock
 from scheduler.cycle.ports import BindResult, PreemptionFinished
 from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
 from scheduler.framework.config import default_config
+from scheduler.framework.events import ClusterEvent
 from scheduler.model.keys import Uid
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from scheduler.model.pod import Pod
-from scheduler.queueing.scheduling_queue import ClusterEvent, Pool
+from scheduler.queueing.scheduling_queue import Pool
 from tests.builders import make_node, make_pod
-from tests.harness import ManualBinder, RecordingReporter, drain
+from tests.harness import RecordingReporter, drain
 
 
 @dataclass
@@ -61,8 +63,8 @@ def _pod(name: str, priority: int, *, node: str | None = None, nominated: str = 
 
 def _scheduler(
     nodes: Sequence[str], clock: FakeClock, *, auto_bind: bool = True, seed: int = 0
-) -> tuple[Scheduler, ManualBinder, AsyncPreemptor]:
-    binder, preemptor = ManualBinder(auto=auto_bind), AsyncPreemptor()
+) -> tuple[Scheduler, LocalBinder, AsyncPreemptor]:
+    binder, preemptor = LocalBinder(auto=auto_bind), AsyncPreemptor()
     scheduler = build_scheduler(
         default_config(),
         clock=clock,

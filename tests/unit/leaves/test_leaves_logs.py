@@ -1,8 +1,7 @@
-"""Logs: JSON/console output, the stdlib bridge, level filtering, redaction, bound fields."""
+"""Logs: JSON/console output, the stdlib bridge, level filtering, redaction, the debug check."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import logging
@@ -16,31 +15,13 @@ from scheduler import logs
 from scheduler.logs import setup
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    pass
 
 SECRET = "s3cr3t-VALUE-9f8e"
 
 
 def _ours(handler: logging.Handler) -> bool:
     return isinstance(handler.formatter, structlog.stdlib.ProcessorFormatter)
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """Undo configure_logging and context bindings made by a test."""
-    root = logging.getLogger()
-    saved_ours = [h for h in root.handlers if _ours(h)]
-    saved_level = root.level
-    saved_config = dict(structlog.get_config())
-    structlog.contextvars.clear_contextvars()
-    yield
-    structlog.contextvars.clear_contextvars()
-    for handler in [h for h in root.handlers if _ours(h)]:
-        root.removeHandler(handler)
-    for handler in saved_ours:
-        root.addHandler(handler)
-    root.setLevel(saved_level)
-    structlog.configure(**saved_config)
 
 
 def _configure(fmt: Literal["json", "console"] = "json", level: str = "debug") -> io.StringIO:
@@ -69,18 +50,17 @@ def test_json_lines_carry_event_fields_and_metadata() -> None:
 
 
 def test_stdlib_loggers_come_out_as_the_same_json() -> None:
-    """kopf-/aiohttp-style stdlib records are rendered as JSON with bound context."""
+    """kopf-/aiohttp-style stdlib records are rendered as JSON, kopf's object reference
+    included."""
     stream = _configure()
-    with logs.bound(pod="default/web-1"):
-        logging.getLogger("kopf.objects").warning(
-            "Handler %r failed temporarily", "pods", extra={"k8s_ref": {"name": "web-1"}}
-        )
-        logging.getLogger("aiohttp.access").info("GET /healthz 200")
+    logging.getLogger("kopf.objects").warning(
+        "Handler %r failed temporarily", "pods", extra={"k8s_ref": {"name": "web-1"}}
+    )
+    logging.getLogger("aiohttp.access").info("GET /healthz 200")
     kopf_line, aiohttp_line = _records(stream)
     assert kopf_line["event"] == "Handler 'pods' failed temporarily"
     assert kopf_line["logger"] == "kopf.objects"
     assert kopf_line["level"] == "warning"
-    assert kopf_line["pod"] == "default/web-1"
     assert kopf_line["k8s_ref"] == {"name": "web-1"}
     assert aiohttp_line["logger"] == "aiohttp.access"
     assert "timestamp" in aiohttp_line
@@ -238,8 +218,7 @@ def test_no_secret_reaches_the_output_from_any_path() -> None:
     """Fields, messages, stdlib args and tracebacks are all scrubbed in the rendered JSON."""
     stream = _configure()
     log = logs.get_logger("scheduler.kube.client")
-    with logs.bound(token=SECRET):
-        log.info("request_sent", headers={"Authorization": f"Bearer {SECRET}"})
+    log.info("request_sent", token=SECRET, headers={"Authorization": f"Bearer {SECRET}"})
     log.warning(f"failed with Bearer {SECRET}")
     logging.getLogger("kubernetes.client.rest").error("response: %s", f"api_key={SECRET}")
     try:
@@ -251,50 +230,3 @@ def test_no_secret_reaches_the_output_from_any_path() -> None:
     assert len(_records(stream)) == 5
     assert SECRET not in text
     assert text.count("[REDACTED]") >= 6
-
-
-def test_bound_restores_previous_values_even_on_error() -> None:
-    """bound() nests, restores the outer value on exit and on exceptions."""
-    logs.bind(profile="default")
-    with logs.bound(pod="a", cycle=1):
-        assert structlog.contextvars.get_contextvars() == {
-            "profile": "default",
-            "pod": "a",
-            "cycle": 1,
-        }
-        inner: dict[str, object] = {}
-
-        def fail_inside() -> None:
-            with logs.bound(pod="b"):
-                inner.update(structlog.contextvars.get_contextvars())
-                raise KeyError("x")
-
-        with pytest.raises(KeyError):
-            fail_inside()
-        assert inner["pod"] == "b"
-        assert structlog.contextvars.get_contextvars()["pod"] == "a"
-    assert structlog.contextvars.get_contextvars() == {"profile": "default"}
-    logs.unbind("profile", "never-bound")
-    assert structlog.contextvars.get_contextvars() == {}
-
-
-async def test_bound_fields_are_per_task() -> None:
-    """Fields bound in one task do not show up in a concurrent one."""
-    seen: dict[str, dict[str, Any]] = {}
-    both_bound = asyncio.Event()
-    ready = 0
-
-    async def worker(pod: str) -> None:
-        nonlocal ready
-        with logs.bound(pod=pod):
-            ready += 1
-            if ready == 2:
-                both_bound.set()
-            await both_bound.wait()
-            seen[pod] = structlog.contextvars.get_contextvars()
-
-    async with asyncio.TaskGroup() as tg:
-        tg.create_task(worker("a"))
-        tg.create_task(worker("b"))
-    assert seen == {"a": {"pod": "a"}, "b": {"pod": "b"}}
-    assert structlog.contextvars.get_contextvars() == {}

@@ -118,6 +118,7 @@ COLLECTORS: list[tuple[str, str, set[str], Use]] = [
         {"kind"},
         lambda m: m.batch_divergence.labels(kind=L.DivergenceKind.LOWER_SCORE).inc(),
     ),
+    ("batch_scheduler_batch_verified", "counter", set(), lambda m: m.batch_verified.inc()),
     (
         "batch_scheduler_unsignable_pods",
         "counter",
@@ -160,6 +161,14 @@ COLLECTORS: list[tuple[str, str, set[str], Use]] = [
     ("batch_scheduler_asyncio_tasks", "gauge", set(), lambda m: m.asyncio_tasks.set(9)),
     ("batch_scheduler_group_size", "histogram", set(), lambda m: m.group_size.observe(16)),
     ("batch_scheduler_events_dropped", "counter", set(), lambda m: m.events_dropped.inc()),
+    (
+        "batch_scheduler_reports_deduplicated",
+        "counter",
+        set(),
+        lambda m: m.reports_deduplicated.inc(),
+    ),
+    ("batch_scheduler_report_retries", "counter", set(), lambda m: m.report_retries.inc()),
+    ("batch_scheduler_report_failures", "counter", set(), lambda m: m.report_failures.inc()),
     (
         "batch_scheduler_report_delay_seconds",
         "histogram",
@@ -378,3 +387,23 @@ def test_enum_members_render_as_their_value() -> None:
     m.batch_cache_flushed.labels(profile="p", reason=L.BatchFlushReason.POD_NOT_BATCHABLE).inc()
     sample = "scheduler_batch_cache_flushed_total"
     assert _value(m, sample, profile="p", reason="pod_not_batchable") == 1
+
+
+def test_by_label_and_total_read_counters_and_histograms() -> None:
+    """The read side reports use: counters by label, histogram counts and sums, filters."""
+    m = metrics.Metrics()
+    m.schedule_attempts.labels(result="scheduled", profile="a").inc(3)
+    m.schedule_attempts.labels(result="scheduled", profile="b").inc()
+    m.schedule_attempts.labels(result="error", profile="a").inc()
+    m.decision_duration.labels(path="hint").observe(0.5)
+    m.decision_duration.labels(path="hint").observe(0.25)
+    m.decision_duration.labels(path="full").observe(1.0)
+    assert m.by_label(m.schedule_attempts, "result") == {"scheduled": 4.0, "error": 1.0}
+    assert m.by_label(m.schedule_attempts, "result", profile="a") == {
+        "scheduled": 3.0,
+        "error": 1.0,
+    }
+    assert m.by_label(m.decision_duration, "path") == {"hint": 2.0, "full": 1.0}
+    assert m.by_label(m.decision_duration, "path", field="sum") == {"hint": 0.75, "full": 1.0}
+    assert m.total(m.schedule_attempts) == 5.0
+    assert m.total(m.batch_verified) == 0.0

@@ -1,0 +1,77 @@
+"""Decisions a person can read: one debug line per scheduling cycle.
+
+``pod_decided`` says how the node was found (``path``: ``hint``, ``rescore`` or ``full``),
+which batch state and signature the pod belonged to, how many nodes were evaluated and
+found feasible, the chosen node and the best three with their weighted totals (kube prints
+plugin scores at its highest verbosity; this is the short form). A batch state's end is
+logged by the batch (``batch_ended``: reason and size). ``batch-scheduler explain`` gives
+the full breakdown for one pod on demand.
+
+Built only when debug is enabled: at info level the cycle pays one level check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING
+
+from scheduler import logs
+from scheduler.framework.profile import ScheduleResult, SchedulingError
+
+if TYPE_CHECKING:
+    from scheduler.batching.signature import Signature
+    from scheduler.cycle.schedule_one import Decision, Scheduler
+    from scheduler.queueing.scheduling_queue import QueuedPodInfo
+
+log = logs.get_logger(__name__)
+
+TOP = 3
+
+
+def signature_digest(signature: Signature | None) -> str | None:
+    """A short, stable name for a signature (the signature itself is long JSON)."""
+    if signature is None:
+        return None
+    return hashlib.blake2b(signature, digest_size=6).hexdigest()
+
+
+def log_decision(
+    scheduler: Scheduler, info: QueuedPodInfo, cycle: int, decision: Decision, seconds: float
+) -> None:
+    if not logs.debug_enabled():
+        return
+    pod = info.pod
+    batch = scheduler.batches.get(pod.scheduler_name)
+    outcome = decision.outcome
+    fields: dict[str, object] = {
+        "pod": pod.key,
+        "cycle": cycle,
+        "path": decision.path,
+        "batch": batch.batch_id if batch is not None and decision.hinted is not None else None,
+        "signature": signature_digest(info.signature),
+        "seconds": round(seconds, 6),
+    }
+    if isinstance(outcome, ScheduleResult):
+        fields |= {
+            "evaluated": outcome.evaluated,
+            "feasible": outcome.feasible,
+            "node": outcome.node.name,
+        }
+        scores = outcome.scores
+        if scores is not None:
+            ranked = sorted(range(len(scores.nodes)), key=lambda i: -scores.totals[i])[:TOP]
+            fields["top"] = [[scores.nodes[i].name, scores.totals[i]] for i in ranked]
+        elif batch is not None and decision.hinted == outcome.node.name:
+            fields["top"] = [[outcome.node.name, batch.hint_total]]
+        else:
+            fields["top"] = [[outcome.node.name, None]]  # the only feasible node: not scored
+    elif isinstance(outcome, SchedulingError):
+        fields |= {"node": None, "error": outcome.message}
+    else:
+        fields |= {
+            "evaluated": outcome.num_all_nodes,
+            "feasible": 0,
+            "node": None,
+            "unschedulable_plugins": sorted(outcome.diagnosis.unschedulable_plugins),
+        }
+    log.debug("pod_decided", **fields)

@@ -1,0 +1,244 @@
+"""Where cluster changes enter the scheduler (kube's ``eventhandlers.go``).
+
+The watch (``kube/controller``), ``simulate``, the test harness and the benchmarks all feed
+parsed records here; this module alone decides what a change means for the cache and the
+queue, and which unschedulable pods it may help (``ClusterEvent``).
+
+Pods:
+
+* **deleted** → dropped from the queue and the cache; an assigned pod that held resources
+  wakes unschedulable pods (``ASSIGNED_POD_DELETE``);
+* **assigned** (``spec.nodeName`` set, by anyone) → upserted into the cache; one that is new
+  to the cache (or was only assumed by us) is ``ASSIGNED_POD_ADD``; one that finished
+  (Succeeded/Failed) leaves the cache: ``ASSIGNED_POD_DELETE``;
+* **pending and ours** → signed and queued, unless it is gated (``spec.schedulingGates``),
+  terminating or terminal, which drops it from the queue. A queued pod whose update changes
+  nothing the scheduler reads (status-only updates such as our own ``PodScheduled=False``
+  patch) keeps its place and pool: re-activating it would retry an unschedulable pod on
+  every condition patch (kube's ``isPodUpdated``). A pod we assumed is not queued again: its
+  pending event only means the watch has not caught up with our bind yet;
+* **pending, not ours** → ignored.
+
+Nodes: added → ``NODE_ADD``; changed → ``NODE_UPDATE``, but only when something the
+scheduler reads changed (allocatable, labels, taints, unschedulable, images): real nodes
+update their status every few seconds, and waking every unschedulable pod on each heartbeat
+would spin the queue for nothing (kube's ``nodeSchedulingPropertiesChange``); deleted → its
+NodeInfo stays a ghost while pods still name it.
+
+Other objects (:data:`ClusterObject`): Namespaces feed InterPodAffinity's
+``namespaceSelector``; Services and the three pod controllers feed default topology
+spreading, so a change re-signs the namespace's queued pods (whether default spreading
+applies, and so whether a pod can batch, depends on them); storage objects feed the volume
+plugins and raise ``STORAGE_CHANGE``; PodDisruptionBudgets feed preemption's victim choice.
+kube registers no scheduling event for Namespaces, Services, controllers or budgets, so
+they wake nobody here either.
+
+Everything here is synchronous and await-free: one change is applied atomically with
+respect to the scheduling cycle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from scheduler import logs
+from scheduler.framework.events import ClusterEvent
+from scheduler.model.disruption import PodDisruptionBudget
+from scheduler.model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
+from scheduler.model.workloads import Controller, Namespace, Service
+from scheduler.queueing.scheduling_queue import Pool
+
+if TYPE_CHECKING:
+    from scheduler.cycle.schedule_one import Scheduler
+    from scheduler.model.keys import Uid
+    from scheduler.model.node import Node
+    from scheduler.model.pod import Pod
+
+log = logs.get_logger(__name__)
+
+ClusterObject = (
+    Namespace
+    | Service
+    | Controller
+    | StorageClass
+    | PersistentVolume
+    | PersistentVolumeClaim
+    | CSINode
+    | PodDisruptionBudget
+)
+"""The records besides pods and nodes that the scheduler reads."""
+
+_VOLUME_OBJECTS = (StorageClass, PersistentVolume, PersistentVolumeClaim, CSINode)
+
+
+def _same_for_scheduling(old: Pod, new: Pod) -> bool:
+    """Equal but for the resource version: nothing a plugin reads changed."""
+    return dataclasses.replace(new, resource_version=old.resource_version) == old
+
+
+def _unversioned(record: Node | ClusterObject) -> Node | ClusterObject:
+    """The record without its resourceVersion, for comparing what the scheduler reads."""
+    return dataclasses.replace(record, resource_version="")
+
+
+class EventHandlers:
+    """Applies cluster changes to one Scheduler's cache and queue; see the module
+    docstring."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+        self.cluster = scheduler.cluster
+        self.queue = scheduler.queue
+
+    # -- pods ------------------------------------------------------------------------------
+
+    def on_pod(self, pod: Pod) -> bool:
+        """A pod was added or updated. Returns whether the scheduler holds it now (in the
+        cache or the queue), which is when its version matters to the caller."""
+        if pod.node_name:
+            return self._assigned(pod)
+        return self._pending(pod)
+
+    def on_pod_deleted(self, uid: Uid) -> None:
+        """The pod is gone from the API: drop it from the queue and the cache."""
+        self.queue.delete(uid)
+        # An assumed pod goes too (its bind then ends in a 404, a no-op forget): either way
+        # its resources are free now, which may help an unschedulable pod.
+        if self.cluster.remove_pod(uid) is not None:
+            self._wake(ClusterEvent.ASSIGNED_POD_DELETE)
+
+    def on_pod_unreadable(self, uid: Uid) -> bool:
+        """A pod's new version cannot be parsed: what we held of it is stale, and a bad
+        assigned pod cannot be accounted. Returns whether we still hold it (an assumption
+        of ours stays until its bind ends)."""
+        self.queue.delete(uid)
+        if self.cluster.is_assumed(uid):
+            return True
+        self.cluster.remove_pod(uid)
+        return False
+
+    def _assigned(self, pod: Pod) -> bool:
+        cluster = self.cluster
+        self.queue.delete(pod.uid)  # bound meanwhile (by us or anyone): not pending
+        known = cluster.get_pod(pod.uid)
+        was_assumed = cluster.is_assumed(pod.uid)
+        cluster.add_pod(pod)  # upsert; confirms an assumption; a terminal pod leaves
+        if pod.terminal:
+            if known is not None:
+                self._wake(ClusterEvent.ASSIGNED_POD_DELETE)
+            return False
+        if known is None or was_assumed:
+            self._wake(ClusterEvent.ASSIGNED_POD_ADD)
+        return True
+
+    def _pending(self, pod: Pod) -> bool:
+        scheduler = self.scheduler
+        # Pending in the API: harmless for the cache (an assumption survives a stale event).
+        self.cluster.add_pod(pod)
+        if not scheduler.owns(pod):
+            return False
+        assumed = self.cluster.is_assumed(pod.uid)
+        if pod.deleting or pod.terminal or pod.scheduling_gates:
+            # Not schedulable now; a gated pod comes back with the update that ungates it.
+            self.queue.delete(pod.uid)
+            return assumed
+        queued = self.queue.get(pod.uid)
+        if queued is not None and _same_for_scheduling(queued.pod, pod):
+            self.queue.refresh(pod)  # keeps its place and pool: nothing we read changed
+            return True
+        if queued is None and assumed:
+            return True  # our bind is in flight; the watch has not caught up yet
+        scheduler.enqueue(pod)
+        label = "PodUpdate" if queued is not None else "PodAdd"
+        scheduler.metrics.queue_incoming_pods.labels(queue=Pool.ACTIVE, event=label).inc()
+        return True
+
+    # -- nodes -----------------------------------------------------------------------------
+
+    def on_node(self, node: Node) -> None:
+        """A node was added or updated (a heartbeat that changes nothing we read is
+        dropped here: the cache keeps the version it has)."""
+        info = self.cluster.node_info(node.name)
+        old = info.node if info is not None else None
+        if old is not None and _unversioned(old) == _unversioned(node):
+            return
+        self.cluster.add_node(node)
+        self._wake(ClusterEvent.NODE_ADD if old is None else ClusterEvent.NODE_UPDATE)
+
+    def on_node_deleted(self, name: str) -> None:
+        self.cluster.remove_node(name)
+
+    # -- other objects ---------------------------------------------------------------------
+
+    def on_object(self, record: ClusterObject, old: ClusterObject | None) -> None:
+        """An object was added (``old`` None) or updated. The cache always takes the new
+        version (PreBind's patches carry it: a stale one would meet 409 on every retry);
+        re-signing and waking follow only a change of what we read."""
+        _put(self.scheduler, record)
+        if old is None or _unversioned(old) != _unversioned(record):
+            self._object_changed(record)
+
+    def on_object_deleted(self, record: ClusterObject) -> None:
+        _drop(self.scheduler, record)
+        self._object_changed(record)
+
+    def _object_changed(self, record: ClusterObject) -> None:
+        if isinstance(record, _VOLUME_OBJECTS):
+            self._wake(ClusterEvent.STORAGE_CHANGE)
+        elif isinstance(record, Service | Controller):
+            resigned = self.scheduler.resign(record.namespace)
+            if resigned:
+                log.debug(
+                    "queued_pods_resigned",
+                    kind=type(record).__name__,
+                    object=f"{record.namespace}/{record.name}",
+                    pods=resigned,
+                )
+
+    def _wake(self, event: ClusterEvent) -> None:
+        # Only unschedulable pods can be woken; skip the scan when there are none.
+        if self.queue.pending()[Pool.UNSCHEDULABLE]:
+            self.queue.on_cluster_event(event)
+
+
+def _put(scheduler: Scheduler, record: ClusterObject) -> None:
+    cluster = scheduler.cluster
+    match record:
+        case Namespace():
+            cluster.set_namespace(record.name, record.labels)
+        case Service():
+            cluster.workloads.set_service(record)
+        case Controller():
+            cluster.workloads.set_controller(record)
+        case PersistentVolume():
+            cluster.volumes.set_pv(record)
+        case PersistentVolumeClaim():
+            cluster.volumes.set_pvc(record)
+        case StorageClass():
+            cluster.volumes.set_storage_class(record)
+        case CSINode():
+            cluster.volumes.set_csi_node(record)
+        case PodDisruptionBudget():
+            cluster.disruption_budgets.add(record)
+
+
+def _drop(scheduler: Scheduler, record: ClusterObject) -> None:
+    cluster = scheduler.cluster
+    match record:
+        case Namespace():
+            cluster.remove_namespace(record.name)
+        case Service():
+            cluster.workloads.remove_service(record.namespace, record.name)
+        case Controller():
+            cluster.workloads.remove_controller(record.kind, record.namespace, record.name)
+        case PersistentVolume():
+            cluster.volumes.remove_pv(record.name)
+        case PersistentVolumeClaim():
+            cluster.volumes.remove_pvc(record.namespace, record.name)
+        case StorageClass():
+            cluster.volumes.remove_storage_class(record.name)
+        case CSINode():
+            cluster.volumes.remove_csi_node(record.name)
+        case PodDisruptionBudget():
+            cluster.disruption_budgets.remove(record.namespace, record.name)
