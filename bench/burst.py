@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
+from scheduler.kube.binder import BinderOptions
 from scheduler.sim import workload
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 PODS_PATH = "/api/v1/pods"
 CREATE_CONCURRENCY = 32
 """Creates in flight during the burst."""
-BIND_CONCURRENCY = 16
+BIND_CONCURRENCY = BinderOptions().concurrency
 """Binds in flight, for the scheduler (``--bind-concurrency``) and the ceiling alike."""
 STALL_SECONDS = 30.0
 """A run in which no pod gets bound for this long after ready is abandoned (incomplete)."""

@@ -18,23 +18,22 @@ from scheduler.cycle.ports import BindResult
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from scheduler.cache.volumes import Volumes
     from scheduler.cycle.ports import BindDone, BindRequest
     from scheduler.cycle.schedule_one import Scheduler
     from scheduler.model.pod import Pod
     from scheduler.plugins.volume_binding import PodVolumes
 
 
-def commit_volumes(volumes: Volumes, plan: PodVolumes, node: str) -> None:
-    """What the PV controller (and a provisioner) would make of a PreBind: the planned PVs
-    bound to their claims, the claims to provision bound on ``node``."""
+def commit_volumes(handlers: EventHandlers, plan: PodVolumes, node: str) -> None:
+    """What the PV controller (and a provisioner) would make of a PreBind, delivered as the
+    watch would deliver it: the planned PVs bound to their claims, the claims to provision
+    bound on ``node``."""
     for pv, pvc in plan.static_bindings:
-        volumes.set_pv(dataclasses.replace(pv.with_claim(pvc), phase="Bound"))
-        volumes.set_pvc(
-            dataclasses.replace(pvc, volume_name=pv.name, bind_completed=True, phase="Bound")
-        )
+        handlers.on_object(dataclasses.replace(pv.with_claim(pvc), phase="Bound"), pv)
+        bound = dataclasses.replace(pvc, volume_name=pv.name, bind_completed=True, phase="Bound")
+        handlers.on_object(bound, pvc)
     for pvc in plan.provisions:
-        volumes.set_pvc(dataclasses.replace(pvc, selected_node=node))
+        handlers.on_object(dataclasses.replace(pvc, selected_node=node), pvc)
 
 
 @dataclass
@@ -65,11 +64,12 @@ class LocalBinder:
         if self.scheduler is None:
             raise RuntimeError("LocalBinder.scheduler is not set: nothing to confirm the bind")
         bound = result is BindResult.BOUND
+        handlers = EventHandlers(self.scheduler)
         if bound and request.volumes is not None:
-            commit_volumes(self.scheduler.cluster.volumes, request.volumes, request.node)
+            commit_volumes(handlers, request.volumes, request.node)
         done(request, result, message)
-        if bound:  # the watch's confirmation
-            EventHandlers(self.scheduler).on_pod(request.pod)
+        if bound:  # the watch's confirmation (an assigned pod: ASSIGNED_POD_ADD, as in run)
+            handlers.on_pod(request.pod)
 
 
 def attempt_queued(scheduler: Scheduler) -> Iterator[tuple[Pod, str | None]]:

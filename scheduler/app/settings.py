@@ -58,6 +58,7 @@ class SchedulerSettings:
     """Seconds the graceful shutdown waits for binds and events in flight before it forgets
     them (binds) or drops them (events)."""
     controller: ControllerOptions = field(default_factory=ControllerOptions)
+    """The watch: kopf's settings and the safety-net LIST interval."""
 
     def validate(self) -> None:
         """Raise SettingsError naming the field of the first value we cannot run with."""

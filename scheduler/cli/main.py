@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--compare", action="store_true", help="run batching off, then on, and compare"
     )
-    demo.add_argument("--batching", type=_batching, default=BatchingMode.ANNOTATED)
+    demo.add_argument("--batching", type=_batching, help="annotated (default), all or off")
 
     simulate = commands.add_parser(
         "simulate", help="placements for a cluster snapshot (kubectl get ... -o yaml), offline"
@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         "ReplicationControllers, ReplicaSets, StatefulSets (other kinds are counted as ignored)",
     )
     simulate.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
-    simulate.add_argument("--batching", type=_batching, default=BatchingMode.ANNOTATED)
+    simulate.add_argument("--batching", type=_batching, help="annotated (default), all or off")
     simulate.add_argument("--seed", type=int, default=0, help="seed for tie-breaking")
     simulate.add_argument("--output", choices=("json", "table"), default="table")
     simulate.add_argument(
@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("pod", metavar="NAMESPACE/NAME", help="the pending pod to explain")
     explain.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
-    explain.add_argument("--batching", type=_batching, default=BatchingMode.ANNOTATED)
+    explain.add_argument("--batching", type=_batching, help="annotated (default), all or off")
     explain.add_argument("--output", choices=("table", "json"), default="table")
     explain.add_argument("--scheduler-name", default=DEFAULT_SCHEDULER_NAME)
     explain.add_argument(
@@ -158,7 +158,7 @@ def _simulate(args: argparse.Namespace) -> int:
         names = {p.scheduler_name for p in config.profiles}
         snapshot = simulate.read_snapshot_file(args.cluster, names)
         if args.compare:
-            report = simulate.compare(snapshot, config, mode=args.batching, seed=args.seed)
+            report = simulate.compare(snapshot, config, mode=_mode(args), seed=args.seed)
             if args.output == "json":
                 print(simulate.to_json(report))
             else:
@@ -168,7 +168,7 @@ def _simulate(args: argparse.Namespace) -> int:
                 speedup = report["speedup"]
                 print(f"speedup (decision time): {speedup:.2f}x" if speedup else "speedup: n/a")
             return 0
-        report = simulate.simulate(snapshot, config, mode=args.batching, seed=args.seed)
+        report = simulate.simulate(snapshot, config, mode=_mode(args), seed=args.seed)
     except ConfigError as exc:  # plugin args are validated when the profiles are built
         return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except simulate.InputError as exc:
@@ -191,9 +191,7 @@ def _explain(args: argparse.Namespace) -> int:
     try:
         config = read_config(args.config, scheduler_name=args.scheduler_name)
         snapshot = explain.read_cluster(args.cluster)
-        report = explain.explain(
-            snapshot, config, args.pod, mode=args.batching, profile=args.profile
-        )
+        report = explain.explain(snapshot, config, args.pod, mode=_mode(args), profile=args.profile)
     except ConfigError as exc:  # plugin args are validated when the profiles are built
         return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except (explain.InputError, explain.ExplainError) as exc:
@@ -207,6 +205,15 @@ def _bad_input(error: object) -> int:
     text = " ".join(str(error).split())
     print(f"batch-scheduler: {text}", file=sys.stderr)
     return 2
+
+
+def _mode(args: argparse.Namespace) -> BatchingMode:
+    """``--batching``, or BatchingSettings' default when it was left out."""
+    if args.batching is not None:
+        return BatchingMode(args.batching)
+    from scheduler.cycle.schedule_one import BatchingSettings
+
+    return BatchingSettings().mode
 
 
 def _given(**values: Any) -> dict[str, Any]:
@@ -282,7 +289,7 @@ def _demo(args: argparse.Namespace) -> int:
         return 2
     try:
         asyncio.run(
-            demo.demo(nodes=args.nodes, pods=args.pods, compare=args.compare, mode=args.batching)
+            demo.demo(nodes=args.nodes, pods=args.pods, compare=args.compare, mode=_mode(args))
         )
     except KeyboardInterrupt:
         return 130

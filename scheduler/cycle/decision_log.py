@@ -1,7 +1,8 @@
 """Decisions a person can read: one debug line per scheduling cycle.
 
 ``pod_decided`` says how the node was found (``path``: ``hint``, ``rescore`` or ``full``),
-which batch state and signature the pod belonged to, how many nodes were evaluated and
+which batch state the pod was placed from or started (None: it fits nowhere, or its full
+pass left no state) and its signature, how many nodes were evaluated and
 found feasible, the chosen node and the best three with their weighted totals (kube prints
 plugin scores at its highest verbosity; this is the short form). A batch state's end is
 logged by the batch (``batch_ended``: reason and size). ``batch-scheduler explain`` gives
@@ -47,7 +48,10 @@ def log_decision(
         "pod": pod.key,
         "cycle": cycle,
         "path": decision.path,
-        "batch": batch.batch_id if batch is not None and decision.hinted is not None else None,
+        # The batch state the pod was placed from or started (logged after the store).
+        "batch": batch.batch_id
+        if batch is not None and isinstance(outcome, ScheduleResult)
+        else None,
         "signature": signature_digest(info.signature),
         "seconds": round(seconds, 6),
     }
@@ -59,7 +63,10 @@ def log_decision(
         }
         scores = outcome.scores
         if scores is not None:
-            ranked = sorted(range(len(scores.nodes)), key=lambda i: -scores.totals[i])[:TOP]
+            chosen = outcome.chosen  # first among the nodes tied with it
+            ranked = sorted(
+                range(len(scores.nodes)), key=lambda i: (-scores.totals[i], i != chosen)
+            )[:TOP]
             fields["top"] = [[scores.nodes[i].name, scores.totals[i]] for i in ranked]
         elif batch is not None and decision.hinted == outcome.node.name:
             fields["top"] = [[outcome.node.name, batch.hint_total]]

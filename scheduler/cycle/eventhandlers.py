@@ -191,7 +191,9 @@ class EventHandlers:
             if resigned:
                 log.debug(
                     "queued_pods_resigned",
-                    kind=type(record).__name__,
+                    kind=record.kind.rpartition("/")[2]
+                    if isinstance(record, Controller)
+                    else "Service",
                     object=f"{record.namespace}/{record.name}",
                     pods=resigned,
                 )

@@ -41,11 +41,12 @@ from scheduler.cycle.ports import BindRequest, BindResult, NoPreemptor, TrackedP
 from scheduler.cycle.verification import Verifier
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import FitError
-from scheduler.framework.events import wake_table
+from scheduler.framework.events import ClusterEvent, wake_table
 from scheduler.framework.profile import ScheduleResult, SchedulingError
 from scheduler.metrics.labels import DecisionPath, DivergenceKind, Result
 from scheduler.plugins import names
 from scheduler.plugins.volume_binding import VolumeBinding
+from scheduler.queueing.scheduling_queue import Pool
 
 if TYPE_CHECKING:
     from scheduler.cache.cluster_state import ClusterState
@@ -62,8 +63,8 @@ log = logs.get_logger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class BatchingSettings:
-    """How the scheduler batches; the one source of these defaults (the CLI, the settings
-    file and simulate read them from here)."""
+    """How the scheduler batches; the one source of these defaults (``SchedulerSettings``,
+    simulate and the CLI, whose flags left out keep them, take them from here)."""
 
     mode: BatchingMode = BatchingMode.ANNOTATED
     """Which pods may batch: ``off``, ``annotated`` (pods that opt in) or ``all``."""
@@ -132,7 +133,10 @@ class Scheduler:
         self.metrics = metrics
         self.settings = batching or BatchingSettings()
         self.verifier = Verifier(
-            profiles, metrics, self.settings.verify_ratio, random.Random((rng or random).random())
+            profiles,
+            metrics,
+            self.settings.verify_ratio,
+            random.Random((rng or random.Random()).random()),
         )
         self.signers: dict[str, Signer] = {}
         self.batches: dict[str, OpportunisticBatch] = {}
@@ -213,7 +217,6 @@ class Scheduler:
         elapsed = time.perf_counter() - started
         self.metrics.decision_duration.labels(path=decision.path).observe(elapsed)
         outcome = decision.outcome
-        log_decision(self, info, cycle, decision, elapsed)
         if isinstance(outcome, ScheduleResult):
             batch = self.batches.get(info.pod.scheduler_name)
             if batch is not None:
@@ -225,9 +228,11 @@ class Scheduler:
                     chosen_index=outcome.chosen,
                     cycle=cycle,
                 )
+            log_decision(self, info, cycle, decision, elapsed)
             self._assume_and_bind(info, outcome.node.name, cycle, elapsed, decision.state)
         else:
             # Not recorded in the batch: the next pod's cycle is then not last + 1 (kube).
+            log_decision(self, info, cycle, decision, elapsed)
             self._not_placed(info, outcome, elapsed, decision.state)
         return outcome
 
@@ -438,6 +443,9 @@ class Scheduler:
             self.reporter.scheduled(pod, request.node)
             return
         self.cluster.forget(pod.uid)
+        # Its resources are free again (kube's handleBindingCycleError: AssignedPodDelete).
+        if self.queue.pending()[Pool.UNSCHEDULABLE]:
+            self.queue.on_cluster_event(ClusterEvent.ASSIGNED_POD_DELETE)
         batch = self.batches.get(request.profile)
         if batch is not None:
             batch.invalidate()

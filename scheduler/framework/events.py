@@ -5,7 +5,10 @@ kube-scheduler lets each plugin name the events that may undo its own rejection
 an event that one of the plugins that rejected it registered. Our events are coarser than
 kube's (one ``NODE_UPDATE`` for every kind of node change, no pod-update events: a queued pod
 that changes re-enters the active pool anyway), so each plugin declares the ``ClusterEvent``
-covering any kube event it registers, and a wake here is never stricter than kube's.
+covering any kube event it registers. Three kube events have no counterpart yet, so the
+pods they would wake wait for the periodic flush instead: a node's deletion
+(PodTopologySpread), a label change or scale-down of an assigned pod (InterPodAffinity,
+PodTopologySpread, NodeResourcesFit).
 
 :func:`wake_table` builds the table from a profile's plugins; ``queueing.scheduling_queue``
 reads it. Plugins import this module (it sits below them); the queue sits above both.

@@ -181,6 +181,7 @@ class Reporter:
         self._busy = 0
         self._last_name_ns = 0
         self._warned: dict[int, float] = {}
+        self._dropped = 0
 
     # -- counts (read from the metrics) -------------------------------------------------------
 
@@ -292,9 +293,9 @@ class Reporter:
         if victim.condition_reason is not None:  # unwritten: let the next attempt report it
             self._recent.pop((str(victim.pod.uid), victim.reason, victim.message), None)
         self.metrics.events_dropped.inc()
-        dropped = self.dropped
-        if dropped == 1 or dropped % 1000 == 0:
-            log.warning("report_queue_full", dropped=dropped, max_queue=self.max_queue)
+        self._dropped += 1  # for the log's throttle: reading the metric walks the registry
+        if self._dropped == 1 or self._dropped % 1000 == 0:
+            log.warning("report_queue_full", dropped=self._dropped, max_queue=self.max_queue)
 
     # -- the writer ---------------------------------------------------------------------------
 

@@ -144,8 +144,8 @@ class SchedulingQueue:
         now = self.clock.now()
         info = self._pods.get(pod.uid)
         if info is None:
-            # A pod in flight (popped, not yet decided) that changed is queued anew; the
-            # loop then skips the stale copy it holds (see cycle/loop.py).
+            # A pod in flight (popped, not yet decided) that changed is queued anew; when
+            # its cycle ends, the requeue calls leave the queued newer copy in place.
             info = QueuedPodInfo(pod, signature, refused_by)
         else:
             self._leave(info)

@@ -10,12 +10,13 @@ import pytest
 from scheduler.app.simulate import commit_volumes, simulate
 from scheduler.app.snapshot_file import snapshot_from_documents
 from scheduler.batching.signature import BatchingMode
-from scheduler.cache.volumes import Volumes
+from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.framework.config import default_config
 from scheduler.model.parse_volumes import pv_from_raw, pvc_from_raw
 from scheduler.plugins import names
 from scheduler.plugins.volume_binding import PodVolumes
 from tests.builders import make_node, make_pod
+from tests.harness import scheduler_for
 from tests.volume_builders import (
     IMMEDIATE,
     claim_volume,
@@ -57,13 +58,14 @@ def test_storage_kinds_are_read_not_ignored() -> None:
 
 
 def test_commit_volumes_binds_both_ways() -> None:
-    volumes = Volumes()
+    scheduler, _, _ = scheduler_for([])
+    volumes = scheduler.cluster.volumes
     pv, pvc = pv_from_raw(make_pv("local-0")), pvc_from_raw(make_pvc("data"))
     volumes.set_pv(pv)
     volumes.set_pvc(pvc)
     fast = pvc_from_raw(make_pvc("fast", "fast-sc"))
     volumes.set_pvc(fast)
-    commit_volumes(volumes, PodVolumes(((pv, pvc),), (fast,)), "node-0")
+    commit_volumes(EventHandlers(scheduler), PodVolumes(((pv, pvc),), (fast,)), "node-0")
     bound_pv, bound_claim = volumes.api_pv("local-0"), volumes.api_pvc("default", "data")
     assert bound_pv is not None
     assert bound_pv.claim_ref is not None

@@ -40,7 +40,7 @@ def test_each_decision_says_how_its_node_was_found() -> None:
     assert len(first["top"]) == 3
     assert totals == sorted(totals, reverse=True)
     assert first["top"][0][0] == first["node"]
-    assert first["batch"] is None
+    assert first["batch"] == 1  # the state its full pass started
     for row in hinted:
         assert row["path"] == "hint"  # each node takes one pod: no rescoring
         assert row["batch"] == 1
