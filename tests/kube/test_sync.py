@@ -38,15 +38,16 @@ FAR = 10**9
 """A resourceVersion no LIST in these tests reaches: the object arrived after the LIST."""
 
 
-def _sync(api: ApiClient, scheduler: Scheduler, metrics: Metrics | None = None) -> CacheSync:
+def _sync(
+    api: ApiClient, scheduler: Scheduler, metrics: Metrics | None = None, interval: float = 60.0
+) -> CacheSync:
+    handlers = EventHandlers(scheduler)
     return CacheSync(
         api,
-        pods=PodEvents(
-            EventHandlers(scheduler), metrics=scheduler.metrics, reporter=scheduler.reporter
-        ),
-        nodes=NodeEvents(EventHandlers(scheduler), metrics=scheduler.metrics),
+        pods=PodEvents(handlers, metrics=scheduler.metrics, reporter=scheduler.reporter),
+        nodes=NodeEvents(handlers, metrics=scheduler.metrics),
         synced=Synced(),
-        interval=60.0,
+        interval=interval,
         metrics=metrics or scheduler.metrics,
     )
 
@@ -181,16 +182,7 @@ async def test_the_gate_opens_when_the_watch_listing_is_delivered_or_quiet(
 ) -> None:
     """Synced needs kopf's listing: all of it, or a quiet LISTING_QUIET after the last."""
     scheduler, _, _ = scheduler_for([])
-    sync = CacheSync(
-        api,
-        pods=PodEvents(
-            EventHandlers(scheduler), metrics=scheduler.metrics, reporter=scheduler.reporter
-        ),
-        nodes=NodeEvents(EventHandlers(scheduler), metrics=scheduler.metrics),
-        synced=Synced(),
-        interval=0,
-        metrics=scheduler.metrics,
-    )
+    sync = _sync(api, scheduler, interval=0)
     await create_pod(api, "listed", cpu="1")
     await sync.initial()
     assert sync.expected == {"nodes": 3, "pods": 1}
@@ -204,16 +196,7 @@ async def test_the_gate_opens_when_the_watch_listing_is_delivered_or_quiet(
     await asyncio.wait_for(waiting, 1.0)
     assert sync.synced.is_open()
 
-    quiet = CacheSync(
-        api,
-        pods=PodEvents(
-            EventHandlers(scheduler), metrics=scheduler.metrics, reporter=scheduler.reporter
-        ),
-        nodes=NodeEvents(EventHandlers(scheduler), metrics=scheduler.metrics),
-        synced=Synced(),
-        interval=0,
-        metrics=scheduler.metrics,
-    )
+    quiet = _sync(api, scheduler, interval=0)
     await quiet.initial()
     quiet.watch_listed("nodes")  # the rest never comes (deleted between the two LISTs)
     waiting = asyncio.create_task(quiet.wait_for_watch_listing(lambda: now[0]))
