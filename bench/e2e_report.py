@@ -32,6 +32,7 @@ def medians(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "peak_rss_mb",
             "startup_s",
             "scheduler_cpu_s",
+            "cpu_ms_per_pod",
         ),
         _median_flushes,
     )
@@ -61,13 +62,14 @@ def markdown(records: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "create to the last bind seen by a watch (the scheduler synced and idle before the "
         "burst, 32 creates in flight). Latency: each pod's create → bind. Decision: per-pod "
         "time from the hint/full pass to the assume "
-        "(`batch_scheduler_decision_duration_seconds`). Ceiling: a bare client binding each "
-        "new pod to a pre-chosen node as its watch sees it, same emulator, same burst, same "
-        "bind concurrency (16).",
+        "(`batch_scheduler_decision_duration_seconds`). CPU ms/pod: the scheduler process's "
+        "CPU from the first create to the last bind, per bound pod. Ceiling: a bare client "
+        "binding each new pod to a pre-chosen node as its watch sees it, same emulator, same "
+        "burst, same bind concurrency (16).",
         "",
         "| scenario | nodes | pods | batching | pods/s | on/off | of ceiling | decision p50 / p99 "
-        "ms | latency p50 / p99 s | batched | flushes | peak RSS MB |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "ms | CPU ms/pod | latency p50 / p99 s | batched | flushes | peak RSS MB |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in sorted(rows, key=lambda r: (r["scenario"], r["nodes"], r["batching"] != "off")):
         off = index.get((r["scenario"], r["nodes"], "off"))
@@ -88,7 +90,8 @@ def markdown(records: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             f"| {r['scenario']} | {r['nodes']} | {r['pods']} | {r['batching']}{done} | "
             f"{fmt(r['pods_per_s'])} | {fmt(ratio, '{:.2f}x')} | "
             f"{fmt(of_ceiling, '{:.0%}')} | {fmt(r['decision_p50_ms'], '{:.3f}')} / "
-            f"{fmt(r['decision_p99_ms'], '{:.3f}')} | {fmt(r['latency_p50_s'], '{:.2f}')} / "
+            f"{fmt(r['decision_p99_ms'], '{:.3f}')} | {fmt(r['cpu_ms_per_pod'], '{:.2f}')} | "
+            f"{fmt(r['latency_p50_s'], '{:.2f}')} / "
             f"{fmt(r['latency_p99_s'], '{:.2f}')} | {fmt(r['batched_share'], '{:.0%}')} | "
             f"{flush} | {fmt(r['peak_rss_mb'])} |"
         )
