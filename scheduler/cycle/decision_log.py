@@ -17,7 +17,8 @@ import hashlib
 from typing import TYPE_CHECKING
 
 from scheduler import logs
-from scheduler.framework.profile import ScheduleResult, SchedulingError
+from scheduler.framework.diagnosis import SchedulingError
+from scheduler.framework.profile import ScheduleResult
 
 if TYPE_CHECKING:
     from scheduler.batching.signature import Signature

@@ -40,9 +40,9 @@ from scheduler.cycle.decision_log import log_decision
 from scheduler.cycle.ports import BindRequest, BindResult, NoPreemptor, TrackedPreemptor
 from scheduler.cycle.verification import Verifier
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.diagnosis import FitError
+from scheduler.framework.diagnosis import FitError, SchedulingError
 from scheduler.framework.events import ClusterEvent, wake_table
-from scheduler.framework.profile import ScheduleResult, SchedulingError
+from scheduler.framework.profile import ScheduleResult
 from scheduler.metrics.labels import DecisionPath, DivergenceKind, Result
 from scheduler.plugins import names
 from scheduler.plugins.volume_binding import VolumeBinding

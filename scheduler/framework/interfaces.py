@@ -16,8 +16,14 @@ Contracts:
   with a new one (copy-on-write) and never mutate it: a cloned CycleState shares values
   with its original. Only plugins whose PreFilter state depends on other pods need them;
   they are not called for a plugin whose PreFilter returned Skip.
+- ``precheck`` (FilterPrecheck, not kube's) returns, after PreFilter, a predicate that is
+  true only for nodes the plugin's Filter rejects, or None. The full pass counts such a node
+  as processed without running the Filters and computes its Status only if no node fits
+  (``framework.feasible``); it must never be true for a node the Filter passes.
 - ``pre_score`` may return Skip (no Score for this plugin this cycle).
 - ``score`` returns a raw integer score for one node; errors belong in ``pre_score``.
+- ``score_nodes`` (ScoreNodesPlugin, not kube's) returns exactly ``[score(state, pod, n) for
+  n in nodes]``; the full pass calls it once instead of ``score`` per node.
 - ``normalize_score`` rewrites ``scores`` (aligned with ``nodes``) in place into
   0..MAX_NODE_SCORE.
 - ``sign_pod`` returns the canonical fragment of exactly the pod fields the plugin reads
@@ -35,7 +41,7 @@ Contracts:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -148,6 +154,13 @@ class FilterPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class FilterPrecheck(Plugin, Protocol):
+    def precheck(self, state: CycleState, pod: Pod) -> Callable[[NodeInfo], bool] | None:
+        """A cheap test, true only for nodes this plugin's Filter rejects; None: none."""
+        ...
+
+
+@runtime_checkable
 class PreScorePlugin(Plugin, Protocol):
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status: ...
 
@@ -155,6 +168,13 @@ class PreScorePlugin(Plugin, Protocol):
 @runtime_checkable
 class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int: ...
+
+
+@runtime_checkable
+class ScoreNodesPlugin(ScorePlugin, Protocol):
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """``score`` for each of ``nodes``, in order, in one call."""
+        ...
 
 
 @runtime_checkable

@@ -27,11 +27,13 @@ from scheduler.framework import nominated as nominated_pods
 from scheduler.framework import selection
 from scheduler.framework import status as st
 from scheduler.framework.config import ConfigError, PluginSpec, ProfileConfig
-from scheduler.framework.diagnosis import Diagnosis, FitError
+from scheduler.framework.diagnosis import Diagnosis, FitError, SchedulingError
+from scheduler.framework.feasible import find_feasible
 from scheduler.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     FilterPlugin,
+    FilterPrecheck,
     NominatedPods,
     NormalizeScorePlugin,
     Plugin,
@@ -41,6 +43,7 @@ from scheduler.framework.interfaces import (
     PreFilterExtensions,
     PreFilterPlugin,
     PreScorePlugin,
+    ScoreNodesPlugin,
     ScorePlugin,
     SignPlugin,
 )
@@ -64,6 +67,8 @@ class WeightedScore:
     plugin: ScorePlugin
     weight: int
     normalizer: NormalizeScorePlugin | None
+    score_nodes: ScoreNodesPlugin | None = None
+    """The plugin again when it scores all nodes in one call."""
 
 
 @dataclass(slots=True)
@@ -106,14 +111,6 @@ class ScheduleResult:
     """Index of ``node`` in ``scores.nodes``."""
 
 
-@dataclass(slots=True)
-class SchedulingError:
-    """A plugin returned Error: the pod is retried with backoff; no node is blamed."""
-
-    pod_key: str
-    message: str
-
-
 Outcome = ScheduleResult | FitError | SchedulingError
 
 
@@ -146,6 +143,8 @@ class Profile:
         self.pre_filter_extensions: list[PreFilterExtensions] = []
         """PreFilter plugins with AddPod/RemovePod (their state depends on other pods)."""
         self.filter_plugins: list[FilterPlugin] = []
+        self.filter_prechecks: list[FilterPrecheck] = []
+        """Filter plugins that offer a precheck (``framework.feasible``)."""
         self.pre_score_plugins: list[PreScorePlugin] = []
         self.score_plugins: list[WeightedScore] = []
         self.sign_plugins: list[SignPlugin] = []
@@ -165,11 +164,14 @@ class Profile:
                     self.pre_filter_extensions.append(plugin)
             if isinstance(plugin, FilterPlugin) and "filter" not in off:
                 self.filter_plugins.append(plugin)
+                if isinstance(plugin, FilterPrecheck):
+                    self.filter_prechecks.append(plugin)
             if isinstance(plugin, PreScorePlugin) and "preScore" not in off:
                 self.pre_score_plugins.append(plugin)
             if isinstance(plugin, ScorePlugin) and "score" not in off:
                 normalizer = plugin if isinstance(plugin, NormalizeScorePlugin) else None
-                self.score_plugins.append(WeightedScore(plugin, spec.weight, normalizer))
+                many = plugin if isinstance(plugin, ScoreNodesPlugin) else None
+                self.score_plugins.append(WeightedScore(plugin, spec.weight, normalizer, many))
             if isinstance(plugin, SignPlugin):
                 self.sign_plugins.append(plugin)
             if isinstance(plugin, PostFilterPlugin) and "postFilter" not in off:
@@ -318,8 +320,11 @@ class Profile:
         raw_columns: list[list[int]] = []
         active = self.active_score_plugins(state)
         for weighted in active:
-            score = weighted.plugin.score
-            raw = [score(state, pod, info) for info in nodes]
+            if weighted.score_nodes is not None:
+                raw = weighted.score_nodes.score_nodes(state, pod, nodes)
+            else:
+                score = weighted.plugin.score
+                raw = [score(state, pod, info) for info in nodes]
             raw_columns.append(raw)
             column = raw
             if weighted.normalizer is not None:
@@ -387,13 +392,18 @@ class Profile:
             if observe is not None:
                 _observed(observe, "Filter", st.Code.SUCCESS, started)
             return ScheduleResult(nominated, 1, 1, None, 0)
-        feasible = self._find_feasible(state, pod, nodes, diagnosis, selector)
+        feasible = find_feasible(self, state, pod, nodes, diagnosis, selector)
         if isinstance(feasible, SchedulingError):
             return feasible
         if observe is not None:
             code = st.Code.SUCCESS if feasible else st.Code.UNSCHEDULABLE
             _observed(observe, "Filter", code, started)
-        evaluated = len(feasible) + len(diagnosis.node_statuses) + (num_all - len(nodes))
+        evaluated = (
+            len(feasible)
+            + len(diagnosis.node_statuses)
+            + diagnosis.prechecked
+            + (num_all - len(nodes))
+        )
         if not feasible:
             return FitError(pod.key, num_all, diagnosis)
         if len(feasible) == 1:
@@ -417,58 +427,6 @@ class Profile:
             return None
         status = self.run_filters_with_nominated_pods(state, pod, info)
         return info if status.is_success else None
-
-    def _find_feasible(
-        self,
-        state: CycleState,
-        pod: Pod,
-        nodes: list[NodeInfo],
-        diagnosis: Diagnosis,
-        selector: selection.Selector,
-    ) -> list[NodeInfo] | SchedulingError:
-        """Filter from the rotating start until enough feasible nodes are found."""
-        count = len(nodes)
-        if count == 0:
-            return []
-        to_find = selection.num_feasible_nodes_to_find(self.percentage_of_nodes_to_score, count)
-        skip = state.skip_filter_plugins
-        filters = [(p.name, p.filter) for p in self.filter_plugins if p.name not in skip]
-        start = selector.next_start % count
-        feasible: list[NodeInfo] = []
-        statuses = diagnosis.node_statuses
-        success = st.SUCCESS
-        ok = st.Code.SUCCESS
-        processed = 0
-        busy = self.nominator.nominated_node_names() if self.nominator is not None else ()
-        for info in (*nodes[start:], *nodes[:start]) if start else nodes:
-            processed += 1
-            if busy and info.name in busy:
-                # Pods are nominated here: the two passes (rare, so off the fast path).
-                status = self.run_filters_with_nominated_pods(state, pod, info)
-                if status.is_success:
-                    feasible.append(info)
-                    if len(feasible) >= to_find:
-                        break
-                    continue
-                if status.code is st.Code.ERROR:
-                    return SchedulingError(pod.key, status.message())
-                statuses[info.name] = status
-                diagnosis.unschedulable_plugins.add(status.plugin)
-                continue
-            for name, run in filters:
-                status = run(state, pod, info)
-                if status is not success and status.code is not ok:
-                    if status.code is st.Code.ERROR:
-                        return SchedulingError(pod.key, status.message())
-                    statuses[info.name] = status
-                    diagnosis.unschedulable_plugins.add(name)
-                    break
-            else:
-                feasible.append(info)
-                if len(feasible) >= to_find:
-                    break
-        selector.next_start = (start + processed) % count
-        return feasible
 
 
 def _observed(observe: ObservePoint, point: str, code: st.Code, started: float) -> float:

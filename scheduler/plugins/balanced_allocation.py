@@ -88,11 +88,8 @@ class NodeResourcesBalancedAllocation:
 
     def _pair_change(self, cpu: int, cpu_cap: int, memory: int, memory_cap: int) -> int:
         pod_cpu, pod_memory = self._pod
-        return _improvement(
-            resource_allocation.balanced_pair_scorer(cpu, cpu_cap, memory, memory_cap),
-            resource_allocation.balanced_pair_scorer(
-                cpu - pod_cpu, cpu_cap, memory - pod_memory, memory_cap
-            ),
+        return resource_allocation.balanced_pair_change(
+            cpu, cpu_cap, memory, memory_cap, pod_cpu, pod_memory
         )
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> st.Status:
@@ -110,6 +107,13 @@ class NodeResourcesBalancedAllocation:
                 return 0
         self._pod = requests
         return self._scorer.score(node_info, requests)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        requests = state.read(_PRE_SCORE_KEY)
+        if requests is None:
+            return [self.score(state, pod, info) for info in nodes]
+        self._pod = requests
+        return self._scorer.score_nodes(nodes, requests)
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
         return signature_fragments.resources_fragment(pod)

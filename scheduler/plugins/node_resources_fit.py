@@ -24,7 +24,7 @@ from scheduler.model import parse_common
 from scheduler.plugins import names, plugin_args, resource_allocation, signature_fragments
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Sequence
+    from collections.abc import Callable, Hashable, Sequence
 
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.snapshot import Snapshot
@@ -257,6 +257,29 @@ class NodeResourcesFit:
         code = st.Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else st.Code.UNSCHEDULABLE
         return st.Status(code, tuple(reasons))
 
+    def precheck(self, state: CycleState, pod: Pod) -> Callable[[NodeInfo], bool] | None:
+        """True for a node whose pod count, free cpu or free memory Filter rejects: the
+        nodes a filling cluster is full of, tested without a Status (``framework.feasible``)."""
+        want = state.read(_PRE_FILTER_KEY)
+        if want is None:
+            return None
+        cpu = want.milli_cpu if want.milli_cpu > 0 else None
+        memory = want.memory if want.memory > 0 else None
+
+        def rejects(node_info: NodeInfo) -> bool:
+            node = node_info.node
+            if node is None:
+                return False  # Filter's Error, not a rejection
+            alloc = node.allocatable
+            used = node_info.requested
+            return (
+                len(node_info.pods) >= alloc.allowed_pod_number
+                or (cpu is not None and cpu > alloc.milli_cpu - used.milli_cpu)
+                or (memory is not None and memory > alloc.memory - used.memory)
+            )
+
+        return rejects
+
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> st.Status:
         state.write(_PRE_SCORE_KEY, self._scorer.pod_requests(pod))
         return st.SUCCESS
@@ -266,6 +289,12 @@ class NodeResourcesFit:
         if requests is None:
             requests = self._scorer.pod_requests(pod)
         return self._scorer.score(node_info, requests)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        requests = state.read(_PRE_SCORE_KEY)
+        if requests is None:
+            requests = self._scorer.pod_requests(pod)
+        return self._scorer.score_nodes(nodes, requests)
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
         return signature_fragments.resources_fragment(pod)

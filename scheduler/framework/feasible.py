@@ -1,0 +1,137 @@
+"""The Filter phase of a full pass: kube's ``findNodesThatPassFilters``.
+
+Nodes are filtered from the rotating start until ``num_feasible_nodes_to_find`` pass; each
+rejected node's Status goes into the Diagnosis, the first rejecting plugin's, as kube's.
+
+Unlike kube, a filling cluster does not make us run every Filter on every full node: a
+plugin may offer a precheck (``FilterPrecheck``), a cheap test that is true only for nodes
+its Filter rejects. Such a node is infeasible whatever the other plugins say, so it is
+counted as processed (the rotation and ``evaluated`` are kube's) and its Status is computed
+only when somebody reads the Diagnosis: when no node fits. A placed pod's Diagnosis is
+never read (kube keeps only its size). One difference remains: a Filter that would have
+returned Error on a prechecked node is not run while other nodes fit (kube would fail the
+cycle); Filter errors are internal faults (a missing node, missing PreFilter state).
+
+With the one-pod-per-node burst at 5000 nodes a full node costs one predicate call instead
+of six Filter calls and a Status (docs/performance.md, issue 19).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING
+
+from scheduler.framework import selection
+from scheduler.framework import status as st
+from scheduler.framework.diagnosis import SchedulingError
+
+if TYPE_CHECKING:
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.framework.cycle_state import CycleState
+    from scheduler.framework.diagnosis import Diagnosis
+    from scheduler.framework.profile import Profile
+    from scheduler.model.pod import Pod
+
+Filter = Callable[["CycleState", "Pod", "NodeInfo"], st.Status]
+
+
+def find_feasible(
+    profile: Profile,
+    state: CycleState,
+    pod: Pod,
+    nodes: list[NodeInfo],
+    diagnosis: Diagnosis,
+    selector: selection.Selector,
+) -> list[NodeInfo] | SchedulingError:
+    """Filter from the rotating start until enough feasible nodes are found."""
+    count = len(nodes)
+    if count == 0:
+        return []
+    to_find = selection.num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, count)
+    skip = state.skip_filter_plugins
+    filters = [(p.name, p.filter) for p in profile.filter_plugins if p.name not in skip]
+    prechecks = [
+        check
+        for p in profile.filter_prechecks
+        if p.name not in skip and (check := p.precheck(state, pod)) is not None
+    ]
+    rejects = prechecks[0] if len(prechecks) == 1 else _any_of(prechecks) if prechecks else None
+    start = selector.next_start % count
+    feasible: list[NodeInfo] = []
+    prechecked: list[NodeInfo] = []
+    statuses = diagnosis.node_statuses
+    success = st.SUCCESS
+    ok = st.Code.SUCCESS
+    error = st.Code.ERROR
+    processed = 0
+    busy: Collection[str] = (
+        profile.nominator.nominated_node_names() if profile.nominator is not None else ()
+    )
+    for info in (*nodes[start:], *nodes[:start]) if start else nodes:
+        processed += 1
+        if rejects is not None and rejects(info):
+            prechecked.append(info)
+            continue
+        if busy and info.name in busy:
+            # Pods are nominated here: the two passes (rare, so off the fast path).
+            status = profile.run_filters_with_nominated_pods(state, pod, info)
+            if status.is_success:
+                feasible.append(info)
+                if len(feasible) >= to_find:
+                    break
+                continue
+            if status.code is error:
+                return SchedulingError(pod.key, status.message())
+            statuses[info.name] = status
+            diagnosis.unschedulable_plugins.add(status.plugin)
+            continue
+        for name, run in filters:
+            status = run(state, pod, info)
+            if status is not success and status.code is not ok:
+                if status.code is error:
+                    return SchedulingError(pod.key, status.message())
+                statuses[info.name] = status
+                diagnosis.unschedulable_plugins.add(name)
+                break
+        else:
+            feasible.append(info)
+            if len(feasible) >= to_find:
+                break
+    selector.next_start = (start + processed) % count
+    if feasible:
+        diagnosis.prechecked = len(prechecked)
+        return feasible
+    for info in prechecked:  # nothing fits: the Diagnosis will be read, make it kube's
+        rejection, plugin = _rejection(profile, state, pod, info, filters, busy)
+        if rejection.code is error:
+            return SchedulingError(pod.key, rejection.message())
+        statuses[info.name] = rejection
+        diagnosis.unschedulable_plugins.add(plugin)
+    return feasible
+
+
+def _rejection(
+    profile: Profile,
+    state: CycleState,
+    pod: Pod,
+    info: NodeInfo,
+    filters: Sequence[tuple[str, Filter]],
+    busy: Collection[str],
+) -> tuple[st.Status, str]:
+    """The rejecting Status the loop would have recorded for ``info``, and the plugin it
+    counts (never Success: a precheck only rejects nodes its Filter rejects)."""
+    if busy and info.name in busy:
+        status = profile.run_filters_with_nominated_pods(state, pod, info)
+        return status, status.plugin
+    for name, run in filters:
+        status = run(state, pod, info)
+        if not status.is_success:
+            return status, name
+    raise AssertionError(f"a Filter precheck rejected node {info.name!r}, which passes")
+
+
+def _any_of(checks: list[Callable[[NodeInfo], bool]]) -> Callable[[NodeInfo], bool]:
+    def rejects(info: NodeInfo) -> bool:
+        return any(check(info) for check in checks)
+
+    return rejects
