@@ -5,6 +5,9 @@ table and writes ``DIR/decision.json`` (default ``bench/results/``). Medians ove
 ratios are measured within one run on this machine. This is the core's micro-benchmark;
 ``make bench`` also runs the end-to-end scenarios against ``sim``.
 
+``--filling 5000`` (0 to skip) measures the one-pod-per-node burst without batching: every
+pod a full pass while the nodes fill (``filling_full_pass_p50_ms``, issue 19, item 2).
+
 Besides the table it measures, on one populated cluster (``--cluster 5000x20000``: nodes in
 three zones and running pods, issue 19), a full pass for a plain pod (``full_pass_ms``) and
 for an unsignable one (``unsignable_full_pass_ms``: required pod anti-affinity on the
@@ -186,6 +189,28 @@ def batched_ms(nodes: int, cpu: str, memory: str, pods: int, repeats: int) -> di
     }
 
 
+def filling_ms(nodes: int) -> dict[str, float]:
+    """The one-pod-per-node burst without batching and without I/O: ``nodes`` pods of 3 CPU /
+    1Gi onto ``nodes`` nodes of 4 CPU, each a full pass, in queue order. As the nodes fill, a
+    pass must look past more full nodes to find its share of feasible ones (issue 19, item 2:
+    the end-to-end burst's decision p50). Median and mean milliseconds per decision."""
+    scheduler = _scheduler(nodes, BatchingMode.OFF, 0)
+    handlers = EventHandlers(scheduler)
+    for i in range(nodes):
+        handlers.on_pod(_pod(f"fill-{i}", "3", "1Gi"))
+    times = []
+    started = time.perf_counter()
+    for _, node in attempt_queued(scheduler):
+        now = time.perf_counter()
+        times.append(now - started)
+        started = now
+        assert node is not None, "every pod of the burst fits"
+    return {
+        "filling_full_pass_p50_ms": statistics.median(times) * 1000,
+        "filling_full_pass_mean_ms": statistics.mean(times) * 1000,
+    }
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     configure_logging(fmt="console", level="warning", stream=sys.stderr)
     parser = argparse.ArgumentParser(prog="python -m bench.decision")
@@ -195,6 +220,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--cluster",
         default="5000x20000",
         help="NODESxPODS of the populated cluster for the unsignable pass ('' to skip)",
+    )
+    parser.add_argument(
+        "--filling",
+        type=int,
+        default=5000,
+        help="nodes of the filling burst without batching (0 to skip)",
     )
     parser.add_argument("--out", type=Path, default=RESULTS, help="directory for decision.json")
     args = parser.parse_args(argv)
@@ -234,6 +265,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"{nodes} nodes, {pods} running pods: full pass {populated['full_pass_ms']:.3f}ms, "
             f"unsignable {populated['unsignable_full_pass_ms']:.3f}ms "
             f"(ratio {populated['unsignable_ratio']:.2f})"
+        )
+    if args.filling:
+        filling = filling_ms(args.filling)
+        report.update(filling_nodes=args.filling, **filling)
+        print(
+            f"{args.filling} nodes filling, one pod per node, batching off: full pass p50 "
+            f"{filling['filling_full_pass_p50_ms']:.3f}ms, "
+            f"mean {filling['filling_full_pass_mean_ms']:.3f}ms"
         )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "decision.json").write_text(json.dumps(report, indent=2) + "\n")

@@ -159,7 +159,6 @@ class ClusterState:
         self._pods[pod.uid] = _PodState(placed, assumed=True)
         self._assumed.add(pod.uid)
         info.add_pod(placed)
-        self._track_affinity(info, placed)
         return placed
 
     def forget(self, uid: str) -> Pod | None:
@@ -241,19 +240,11 @@ class ClusterState:
             info = NodeInfo(pod_index=self.snapshot.pod_index)
             self._infos[pod.node_name] = info
         info.add_pod(pod)
-        self._track_affinity(info, pod)
-
-    def _track_affinity(self, info: NodeInfo, pod: Pod) -> None:
-        # Only pods with (anti-)affinity change the snapshot's affinity index: the common
-        # pod costs one attribute test here, and InterPodAffinity never scans every node.
-        if pod.has_pod_affinity or pod.has_pod_anti_affinity:
-            self.snapshot.track_affinity(info)
 
     def _detach(self, pod: Pod) -> None:
         info = self._infos.get(pod.node_name)
         if info is None:
             return
         info.remove_pod(pod.uid)
-        self._track_affinity(info, pod)
         if info.node is None and not info.pods:
             del self._infos[pod.node_name]  # the last pod of a ghost went

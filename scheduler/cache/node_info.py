@@ -43,8 +43,6 @@ class NodeInfo:
         "non_zero_requested",
         "pod_index",
         "pods",
-        "pods_with_affinity",
-        "pods_with_required_anti_affinity",
         "requested",
         "used_ports",
     )
@@ -57,9 +55,6 @@ class NodeInfo:
         self.requested = Resources()
         self.non_zero_requested = Resources()
         self.used_ports: dict[HostPort, int] = {}
-        self.pods_with_affinity: dict[Uid, Pod] = {}
-        """Pods here with any pod affinity or anti-affinity term (InterPodAffinity)."""
-        self.pods_with_required_anti_affinity: dict[Uid, Pod] = {}
         self.generation = next_generation()
 
     @property
@@ -74,10 +69,6 @@ class NodeInfo:
         self.non_zero_requested.memory += pod.non_zero_memory
         for port in pod.host_ports:
             self.used_ports[port] = self.used_ports.get(port, 0) + 1
-        if pod.has_pod_affinity or pod.has_pod_anti_affinity:
-            self.pods_with_affinity[pod.uid] = pod
-        if pod.required_pod_anti_affinity:
-            self.pods_with_required_anti_affinity[pod.uid] = pod
         if self.pod_index is not None:
             self.pod_index.add(pod, self)
         self.generation = next_generation()
@@ -96,8 +87,6 @@ class NodeInfo:
                 self.used_ports[port] = left
             else:
                 self.used_ports.pop(port, None)
-        self.pods_with_affinity.pop(uid, None)
-        self.pods_with_required_anti_affinity.pop(uid, None)
         if self.pod_index is not None:
             self.pod_index.remove(pod, self)
         self.generation = next_generation()

@@ -16,14 +16,18 @@ the newer one is removed, so no pod drops out of the index. O(labels) per
 pod. Pods of ghost NodeInfos (node deleted, pods not yet) stay indexed; an entry carries its
 NodeInfo, whose ``node`` is None then, and readers skip it as a node scan would.
 
+It also keeps the indexed pods' affinity terms by term (``terms``, cache.term_index), with
+every add and remove, before the uid bookkeeping above: per NodeInfo and pod.
+
 Neighbours: cache.node_info (the writer), cache.snapshot (owns one index, hands it to
-plugins), model.labels (selectors).
+plugins), cache.term_index (terms), model.labels (selectors).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeAlias
 
+from scheduler.cache.term_index import TermIndex
 from scheduler.model.labels import Operator
 
 if TYPE_CHECKING:
@@ -56,10 +60,12 @@ class _Namespace:
 class PodIndex:
     """Every pod the NodeInfos of one snapshot account, by namespace and label."""
 
-    __slots__ = ("_namespaces",)
+    __slots__ = ("_namespaces", "terms")
 
     def __init__(self) -> None:
         self._namespaces: dict[str, _Namespace] = {}
+        self.terms = TermIndex()
+        """The indexed pods' affinity terms, by term (kept with every add and remove)."""
 
     def __len__(self) -> int:
         return sum(len(ns.pods) for ns in self._namespaces.values())
@@ -69,6 +75,7 @@ class PodIndex:
     def add(self, pod: Pod, info: NodeInfo) -> None:
         """Index ``pod`` as accounted by ``info`` (replacing an entry with the same uid; an
         entry of another NodeInfo is kept aside until this one is removed)."""
+        self.terms.add(pod, info)
         ns = self._namespaces.get(pod.namespace)
         if ns is None:
             ns = self._namespaces[pod.namespace] = _Namespace()
@@ -97,6 +104,7 @@ class PodIndex:
     def remove(self, pod: Pod, info: NodeInfo) -> None:
         """Drop ``info``'s entry for ``pod``: the indexed one (an entry it took over comes
         back), or one kept aside because another NodeInfo took the uid over since."""
+        self.terms.remove(pod, info)
         ns = self._namespaces.get(pod.namespace)
         if ns is None:
             return

@@ -8,9 +8,9 @@ its indexes); a cycle must never await while it holds it. See docs/architecture.
 "Snapshot without copies".
 
 Besides the nodes it keeps what InterPodAffinity and PodTopologySpread would otherwise scan
-every node or pod for: the nodes holding pods with pod (anti-)affinity, the cached pods by
-namespace and label (``pod_index``, kept by NodeInfo), and how many nodes carry each label
-value (the topology domains a spread constraint counts over).
+every node or pod for: the cached pods by namespace and label and their affinity terms by
+term (``pod_index``, kept by NodeInfo), and how many nodes carry each label value (the
+topology domains a spread constraint counts over).
 """
 
 from __future__ import annotations
@@ -61,9 +61,6 @@ class Snapshot:
         self.pod_index = PodIndex()
         """Every pod of every adopted NodeInfo, by namespace and label (ghosts included)."""
         self._namespace_labels: dict[str, Mapping[str, str]] = {}
-        self._affinity: dict[int, NodeInfo] = {}
-        """NodeInfos holding pods with pod (anti-)affinity, keyed by id (ghosts included)."""
-        self._anti_affinity: dict[int, NodeInfo] = {}
         self.workloads = Workloads()
         """Services and pod controllers (default topology spreading reads them)."""
         self.disruption_budgets = DisruptionBudgets()
@@ -103,17 +100,6 @@ class Snapshot:
         info = self._by_name.get(name)
         return info if info is not None and info.node is not None else None
 
-    def have_pods_with_affinity(self) -> list[NodeInfo]:
-        """Nodes holding pods with any pod (anti-)affinity term (an index, not a scan)."""
-        return self._indexed(self._affinity)
-
-    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
-        return self._indexed(self._anti_affinity)
-
-    def _indexed(self, index: dict[int, NodeInfo]) -> list[NodeInfo]:
-        # Ghosts (node deleted, pods not yet) stay indexed but are not nodes to schedule on.
-        return [info for info in index.values() if info.node is not None]
-
     def label_values(self, key: str) -> Mapping[str, int]:
         """Each value of label ``key`` among the nodes, with how many nodes carry it."""
         return self._label_nodes.get(key, _NO_COUNTS)
@@ -136,7 +122,6 @@ class Snapshot:
         self._by_name[info.name] = info
         self._order_dirty = True
         self.adopt(info)
-        self.track_affinity(info)
         if info.node is not None:
             self._count_node(info.node, +1)
 
@@ -161,18 +146,6 @@ class Snapshot:
         if info.node is not None:
             self._count_node(info.node, +1)
         self._order_dirty = True
-
-    def track_affinity(self, info: NodeInfo) -> None:
-        """``info`` gained or lost a pod with pod (anti-)affinity: update the index."""
-        key = id(info)
-        if info.pods_with_affinity:
-            self._affinity[key] = info
-        else:
-            self._affinity.pop(key, None)
-        if info.pods_with_required_anti_affinity:
-            self._anti_affinity[key] = info
-        else:
-            self._anti_affinity.pop(key, None)
 
     def set_namespace_labels(self, namespace: str, labels: Mapping[str, str] | None) -> None:
         if labels is None:

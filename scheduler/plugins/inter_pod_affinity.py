@@ -23,11 +23,12 @@ Sign (KEP-5598): a pod with any pod (anti-)affinity term is unsignable; otherwis
 namespace and labels are what existing pods' terms read, and form the fragment.
 
 Cost (issue 19): existing pods a term of the incoming pod reads are found through the
-snapshot's pod index (by namespace and label), and existing pods' own terms through its
-lists of nodes holding pods with such terms; no cycle walks every pod.
+snapshot's pod index (by namespace and label), and existing pods' own terms through its term
+index (each distinct term once, with the nodes whose pods carry it and how often); no cycle
+walks every pod.
 
-Neighbours: framework.interfaces (protocols), cache.snapshot (have_pods_with_* lists,
-namespace labels, pod_index), cache.node_info (pods_with_affinity), model.affinity (terms).
+Neighbours: framework.interfaces (protocols), cache.snapshot (namespace labels, pod_index),
+cache.term_index (existing pods' terms by term), model.affinity (terms).
 """
 
 from __future__ import annotations
@@ -47,9 +48,10 @@ if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.pod_index import Entry
     from scheduler.cache.snapshot import Snapshot
+    from scheduler.cache.term_index import Holders
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.interfaces import Handle, PluginArgs
-    from scheduler.model.affinity import PodAffinityTerm, WeightedPodAffinityTerm
+    from scheduler.model.affinity import PodAffinityTerm
     from scheduler.model.node import Node
     from scheduler.model.pod import Pod
 
@@ -130,14 +132,13 @@ class InterPodAffinity:
     ) -> tuple[frozenset[str] | None, st.Status]:
         """Count topology pairs for both directions; Skip when nothing can reject a node."""
         existing: dict[TopologyPair, int] = {}
-        for info in snapshot.have_pods_with_required_anti_affinity():
-            node = info.node
-            if node is None:
-                continue
-            for other in info.pods_with_required_anti_affinity.values():
-                for term in other.required_pod_anti_affinity:
-                    if _term_matches(term, pod, snapshot):
-                        _add(existing, node, term.topology_key, 1)
+        # Existing pods' required anti-affinity: each distinct term checked once, its
+        # holders credited by count (cache/term_index.py), not a walk over every such pod.
+        for term, holders in snapshot.pod_index.terms.required_anti_affinity.items():
+            if _term_matches(term, pod, snapshot):
+                for info, count in holders.items():
+                    if info.node is not None:
+                        _add(existing, info.node, term.topology_key, count)
 
         affinity_terms = pod.required_pod_affinity
         anti_terms = pod.required_pod_anti_affinity
@@ -252,37 +253,19 @@ class InterPodAffinity:
             touched |= _credit_matching(scores, weighted.term, weighted.weight, snapshot)
         for weighted in pod.preferred_pod_anti_affinity:
             touched |= _credit_matching(scores, weighted.term, -weighted.weight, snapshot)
-        # Then existing pods' own terms, which only pods with affinity terms have.
-        for info in snapshot.have_pods_with_affinity():
-            node = info.node
-            # kube skips existing pods on nodes without labels: no topology to credit.
-            if node is None or not node.labels:
-                continue
-            for other in info.pods_with_affinity.values():
-                touched |= self._process_existing_terms(scores, pod, other, node, snapshot)
+        # Then existing pods' own terms (kube's processExistingPod), each distinct term
+        # checked once and its holders credited by count (cache/term_index.py).
+        for (term, weight), holders in snapshot.pod_index.terms.scoring.items():
+            if weight is None:  # a required affinity term
+                weight = self.hard_pod_affinity_weight
+                if weight <= 0:
+                    continue
+            if _term_matches(term, pod, snapshot):
+                touched |= _credit_holders(scores, term.topology_key, weight, holders)
         if not touched:
             return st.SKIP
         state.write(_PRE_SCORE_KEY, _PreScoreState(scores))
         return st.SUCCESS
-
-    def _process_existing_terms(
-        self,
-        scores: dict[str, dict[str, int]],
-        pod: Pod,
-        other: Pod,
-        node: Node,
-        snapshot: Snapshot,
-    ) -> bool:
-        """Credit ``node``'s topology pairs for one existing pod's terms that the incoming
-        pod matches; True if any term applied."""
-        touched = False
-        weight = self.hard_pod_affinity_weight
-        if weight > 0:
-            for term in other.required_pod_affinity:
-                touched |= _credit(scores, term, weight, pod, node, snapshot)
-        touched |= _weigh(scores, other.preferred_pod_affinity, pod, node, snapshot, 1)
-        touched |= _weigh(scores, other.preferred_pod_anti_affinity, pod, node, snapshot, -1)
-        return touched
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Sum of the weights recorded for the node's topology pairs (may be negative)."""
@@ -389,23 +372,23 @@ def _bumped(
     return out
 
 
-def _credit(
-    scores: dict[str, dict[str, int]],
-    term: PodAffinityTerm,
-    weight: int,
-    pod: Pod,
-    node: Node,
-    snapshot: Snapshot,
+def _credit_holders(
+    scores: dict[str, dict[str, int]], key: str, weight: int, holders: Holders
 ) -> bool:
-    """Add ``weight`` to the node's pair for ``term`` if ``pod`` matches it (processTerm)."""
-    if not _term_matches(term, pod, snapshot):
-        return False
-    value = node.labels.get(term.topology_key)
-    if value is None:
-        return False
-    by_value = scores.setdefault(term.topology_key, {})
-    by_value[value] = by_value.get(value, 0) + weight
-    return True
+    """Add ``weight`` to each holder node's pair for ``key``, once per pod carrying the term
+    (processTerm for each); kube skips nodes without labels. True if any pair was credited."""
+    touched = False
+    for info, count in holders.items():
+        node = info.node
+        if node is None or not node.labels:
+            continue
+        value = node.labels.get(key)
+        if value is None:
+            continue
+        by_value = scores.setdefault(key, {})
+        by_value[value] = by_value.get(value, 0) + weight * count
+        touched = True
+    return touched
 
 
 def _credit_matching(
@@ -424,20 +407,6 @@ def _credit_matching(
             by_value = scores[key] = {}
         by_value[value] = by_value.get(value, 0) + weight
         touched = True
-    return touched
-
-
-def _weigh(
-    scores: dict[str, dict[str, int]],
-    terms: Iterable[WeightedPodAffinityTerm],
-    pod: Pod,
-    node: Node,
-    snapshot: Snapshot,
-    sign: int,
-) -> bool:
-    touched = False
-    for weighted in terms:
-        touched |= _credit(scores, weighted.term, weighted.weight * sign, pod, node, snapshot)
     return touched
 
 

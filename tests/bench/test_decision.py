@@ -13,7 +13,10 @@ from bench import decision
 
 def test_tiny_run_writes_the_populated_cluster_figures(tmp_path: Path) -> None:
     report = decision.main(
-        ["--nodes", "20", "--repeats", "1", "--cluster", "30x120", "--out", str(tmp_path)]
+        [
+            *("--nodes", "20", "--repeats", "1", "--cluster", "30x120"),
+            *("--filling", "40", "--out", str(tmp_path)),
+        ]
     )
     written = json.loads((tmp_path / "decision.json").read_text())
     assert written == report
@@ -23,6 +26,9 @@ def test_tiny_run_writes_the_populated_cluster_figures(tmp_path: Path) -> None:
     assert full > 0
     assert unsignable > 0
     assert written["unsignable_ratio"] == pytest.approx(unsignable / full)
+    assert written["filling_nodes"] == 40
+    assert written["filling_full_pass_p50_ms"] > 0
+    assert written["filling_full_pass_mean_ms"] > 0
 
 
 def test_the_unsignable_probe_cannot_batch_and_reads_both_plugins() -> None:
@@ -33,6 +39,9 @@ def test_the_unsignable_probe_cannot_batch_and_reads_both_plugins() -> None:
 
 
 def test_cluster_can_be_skipped(tmp_path: Path) -> None:
-    report = decision.main(["--nodes", "", "--cluster", "", "--out", str(tmp_path)])
+    report = decision.main(
+        ["--nodes", "", "--cluster", "", "--filling", "0", "--out", str(tmp_path)]
+    )
     assert report["rows"] == []
     assert "full_pass_ms" not in report
+    assert "filling_full_pass_p50_ms" not in report

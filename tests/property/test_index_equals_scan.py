@@ -10,6 +10,7 @@ computes, as the plugins did before the index.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,9 @@ from scheduler.cache.cluster_state import ClusterState
 from scheduler.cache.snapshot import Snapshot
 from scheduler.framework.cycle_state import CycleState
 from scheduler.model import parse
+from scheduler.model.affinity import PodAffinityTerm, WeightedPodAffinityTerm
 from scheduler.model.labels import LabelSelector
+from scheduler.model.node import Node
 from scheduler.model.pod import Pod
 from scheduler.plugins import inter_pod_affinity as ipa
 from scheduler.plugins import pod_topology_spread as pts
@@ -76,8 +79,20 @@ finding_selector_st = st.one_of(st.just(APP_X), selector_st)
 """Mostly a selector that finds pods, so that counts are not all zero."""
 
 
+SHARED_TERMS = [
+    {"topologyKey": ZONE, "labelSelector": APP_X},
+    {"topologyKey": HOST, "labelSelector": APP_X},
+]
+"""Terms many pods carry alike (a Deployment's replicas), so that the term index holds one
+term for several pods of one node (counts above 1)."""
+
+
+def term_st() -> st.SearchStrategy[Raw]:
+    return st.one_of(st.sampled_from(SHARED_TERMS).map(dict), any_term_st())
+
+
 @st.composite
-def term_st(draw: st.DrawFn) -> Raw:
+def any_term_st(draw: st.DrawFn) -> Raw:
     term: Raw = {"topologyKey": draw(st.sampled_from([ZONE, HOST]))}
     selector = draw(finding_selector_st)
     if selector is not None:
@@ -102,7 +117,7 @@ def affinity_st(draw: st.DrawFn) -> Raw | None:
             section["requiredDuringSchedulingIgnoredDuringExecution"] = required
         if preferred:
             section["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                {"weight": draw(st.integers(1, 5)), "podAffinityTerm": t} for t in preferred
+                {"weight": draw(st.integers(1, 2)), "podAffinityTerm": t} for t in preferred
             ]
         if section:
             affinity[kind] = section
@@ -326,12 +341,12 @@ def check_inter_pod_affinity(snap: Snapshot, pod: Pod) -> None:
         if not node.labels:
             continue
         for other in info.pods.values():
-            touched |= ipa._weigh(scores, pod.preferred_pod_affinity, other, node, snap, 1)
-            touched |= ipa._weigh(scores, pod.preferred_pod_anti_affinity, other, node, snap, -1)
+            touched |= _weigh(scores, pod.preferred_pod_affinity, other, node, snap, 1)
+            touched |= _weigh(scores, pod.preferred_pod_anti_affinity, other, node, snap, -1)
             for term in other.required_pod_affinity:
-                touched |= ipa._credit(scores, term, 1, pod, node, snap)
-            touched |= ipa._weigh(scores, other.preferred_pod_affinity, pod, node, snap, 1)
-            touched |= ipa._weigh(scores, other.preferred_pod_anti_affinity, pod, node, snap, -1)
+                touched |= _credit(scores, term, 1, pod, node, snap)
+            touched |= _weigh(scores, other.preferred_pod_affinity, pod, node, snap, 1)
+            touched |= _weigh(scores, other.preferred_pod_anti_affinity, pod, node, snap, -1)
     state = CycleState()
     status = plugin.pre_score(state, pod, snap.node_infos)
     assert status.is_skip == (not touched)
@@ -339,6 +354,39 @@ def check_inter_pod_affinity(snap: Snapshot, pod: Pod) -> None:
         s_score = state.read(ipa._PRE_SCORE_KEY)
         assert s_score is not None
         assert s_score.topology_score == scores
+
+
+def _credit(
+    scores: dict[str, dict[str, int]],
+    term: PodAffinityTerm,
+    weight: int,
+    pod: Pod,
+    node: Node,
+    snap: Snapshot,
+) -> bool:
+    """kube's processTerm for one pod on one node: what the scan credits."""
+    if not ipa._term_matches(term, pod, snap):
+        return False
+    value = node.labels.get(term.topology_key)
+    if value is None:
+        return False
+    by_value = scores.setdefault(term.topology_key, {})
+    by_value[value] = by_value.get(value, 0) + weight
+    return True
+
+
+def _weigh(
+    scores: dict[str, dict[str, int]],
+    terms: Iterable[WeightedPodAffinityTerm],
+    pod: Pod,
+    node: Node,
+    snap: Snapshot,
+    sign: int,
+) -> bool:
+    touched = False
+    for weighted in terms:
+        touched |= _credit(scores, weighted.term, weighted.weight * sign, pod, node, snap)
+    return touched
 
 
 def check_pod_topology_spread(snap: Snapshot, pod: Pod) -> None:

@@ -275,7 +275,8 @@ def test_preempts_the_pod_whose_anti_affinity_rejects_the_preemptor() -> None:
     assert [(c.node, [v.name for v in c.victims]) for c in candidates] == [("node1", ["p1.1"])]
     assert statuses["node2"].reasons == (preemption.NO_VICTIMS,)
     assert snapshot_of(cluster) == before
-    assert len(cluster.snapshot.have_pods_with_required_anti_affinity()) == 1
+    holders = cluster.snapshot.pod_index.terms.required_anti_affinity.values()
+    assert [sum(by_node.values()) for by_node in holders] == [1]
 
 
 def test_preemption_resolves_a_topology_spread_failure() -> None:
