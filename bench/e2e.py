@@ -202,6 +202,7 @@ async def run_one(
                 await watch.wait(t_created + run_timeout, STALL_SECONDS)
                 t_end = time.perf_counter()
                 pid = measured_pid(proc)
+                burst_cpu = cpu_seconds(pid) - sched_cpu0  # before the scrape below
                 if batching != "ceiling":
                     async with (
                         aiohttp.ClientSession() as session,
@@ -210,7 +211,6 @@ async def run_one(
                         text = await resp.text()
                 peak = vm_hwm_mb(pid)
                 sched_cpu = cpu_seconds(pid)
-                burst_cpu = sched_cpu - sched_cpu0
                 sim_cpu = cpu_seconds(sim.proc.pid) - sim_cpu0
             finally:
                 await watch.stop()

@@ -8,8 +8,8 @@ Here each distinct term is kept once, with the NodeInfos whose pods carry it and
 times, so a cycle checks each distinct term once and credits its holders by count.
 
 Kept by ``PodIndex.add``/``remove`` (``NodeInfo.add_pod``/``remove_pod``), per NodeInfo and
-pod exactly as ``NodeInfo.pods_with_affinity`` and ``pods_with_required_anti_affinity``
-are, ghosts included (readers skip a NodeInfo whose ``node`` is None, as the walk does).
+pod: a uid two NodeInfos hold counts on both, as a walk over every NodeInfo's pods would
+count it; ghosts are included (readers skip a NodeInfo whose ``node`` is None).
 O(terms) per pod with terms, nothing for the others.
 """
 

@@ -42,11 +42,29 @@ def find_feasible(
     nodes: list[NodeInfo],
     diagnosis: Diagnosis,
     selector: selection.Selector,
+    num_all: int,
 ) -> list[NodeInfo] | SchedulingError:
-    """Filter from the rotating start until enough feasible nodes are found."""
+    """Filter ``nodes`` (all ``num_all`` nodes, or those PreFilter left) from the rotating
+    start until enough feasible nodes are found. As kube's ``nextStartNodeIndex``, the start
+    then moves on by the nodes processed, modulo all nodes, even when a Filter errs."""
+    outcome, processed = _filter(profile, state, pod, nodes, diagnosis, selector.next_start)
+    selector.next_start = (selector.next_start + processed) % num_all
+    return outcome
+
+
+def _filter(
+    profile: Profile,
+    state: CycleState,
+    pod: Pod,
+    nodes: list[NodeInfo],
+    diagnosis: Diagnosis,
+    next_start: int,
+) -> tuple[list[NodeInfo] | SchedulingError, int]:
+    """The feasible nodes (or the first Filter error) and how many nodes were processed
+    (kube's count: an erring node is not)."""
     count = len(nodes)
     if count == 0:
-        return []
+        return [], 0
     to_find = selection.num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, count)
     skip = state.skip_filter_plugins
     filters = [(p.name, p.filter) for p in profile.filter_plugins if p.name not in skip]
@@ -56,7 +74,7 @@ def find_feasible(
         if p.name not in skip and (check := p.precheck(state, pod)) is not None
     ]
     rejects = prechecks[0] if len(prechecks) == 1 else _any_of(prechecks) if prechecks else None
-    start = selector.next_start % count
+    start = next_start % count
     feasible: list[NodeInfo] = []
     prechecked: list[NodeInfo] = []
     statuses = diagnosis.node_statuses
@@ -81,7 +99,7 @@ def find_feasible(
                     break
                 continue
             if status.code is error:
-                return SchedulingError(pod.key, status.message())
+                return SchedulingError(pod.key, status.message()), processed - 1
             statuses[info.name] = status
             diagnosis.unschedulable_plugins.add(status.plugin)
             continue
@@ -89,7 +107,7 @@ def find_feasible(
             status = run(state, pod, info)
             if status is not success and status.code is not ok:
                 if status.code is error:
-                    return SchedulingError(pod.key, status.message())
+                    return SchedulingError(pod.key, status.message()), processed - 1
                 statuses[info.name] = status
                 diagnosis.unschedulable_plugins.add(name)
                 break
@@ -97,17 +115,17 @@ def find_feasible(
             feasible.append(info)
             if len(feasible) >= to_find:
                 break
-    selector.next_start = (start + processed) % count
     if feasible:
         diagnosis.prechecked = len(prechecked)
-        return feasible
+        return feasible, processed
     for info in prechecked:  # nothing fits: the Diagnosis will be read, make it kube's
         rejection, plugin = _rejection(profile, state, pod, info, filters, busy)
-        if rejection.code is error:
-            return SchedulingError(pod.key, rejection.message())
+        if rejection.code is error:  # the loop would have stopped at this node
+            before = (nodes.index(info) - start) % count
+            return SchedulingError(pod.key, rejection.message()), before
         statuses[info.name] = rejection
         diagnosis.unschedulable_plugins.add(plugin)
-    return feasible
+    return feasible, processed
 
 
 def _rejection(

@@ -392,7 +392,7 @@ class Profile:
             if observe is not None:
                 _observed(observe, "Filter", st.Code.SUCCESS, started)
             return ScheduleResult(nominated, 1, 1, None, 0)
-        feasible = find_feasible(self, state, pod, nodes, diagnosis, selector)
+        feasible = find_feasible(self, state, pod, nodes, diagnosis, selector, num_all)
         if isinstance(feasible, SchedulingError):
             return feasible
         if observe is not None:

@@ -164,3 +164,28 @@ def test_config_disables_plugin_at_one_point() -> None:
     outcome = profile.schedule(CycleState(), pod_from_raw(make_pod("p")))
     assert isinstance(outcome, ScheduleResult)
     assert "TaintToleration" in {s.plugin.name for s in profile.score_plugins}
+
+
+def test_rotation_moves_modulo_all_nodes_after_a_narrowed_pass() -> None:
+    """kube's nextStartNodeIndex: (next + processed) % len(allNodes), also after a pass over
+    the few nodes a PreFilter left (NodeAffinity's metadata.name field)."""
+    cluster = cluster_of([make_node(f"n{i:03}") for i in range(150)])
+    profile = profile_for(cluster)
+    plain = pod_from_raw(make_pod("plain", cpu="100m"))
+    assert isinstance(profile.schedule(CycleState(), plain), ScheduleResult)
+    assert profile.selector.next_start == 100  # 100 feasible found among 150
+    by_name = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]}
+                    for n in ("n001", "n002", "n003")
+                ]
+            }
+        }
+    }
+    narrowed = pod_from_raw(make_pod("narrowed", cpu="100m", affinity=by_name))
+    outcome = profile.schedule(CycleState(), narrowed)
+    assert isinstance(outcome, ScheduleResult)
+    assert outcome.node.name in {"n001", "n002", "n003"}
+    assert profile.selector.next_start == 103  # not (100 % 3 + 3) % 3
