@@ -299,6 +299,9 @@ def requested_to_capacity_ratio_scorer(
     return scorer
 
 
+_MAX_SCORE_F = float(MAX_NODE_SCORE)
+
+
 def balanced_pair_change(
     cpu: int, cpu_cap: int, memory: int, memory_cap: int, pod_cpu: int, pod_memory: int
 ) -> int:
@@ -308,16 +311,26 @@ def balanced_pair_change(
     division. One call per node: this runs for every feasible node of every full pass."""
     if not (cpu_cap and memory_cap):
         return 75  # one fraction or none: std 0 with and without the pod
+    # min(x, 1.0) and abs() spelled as comparisons: the same floats, without the calls.
     cpu_cap_f = float(cpu_cap)
     memory_cap_f = float(memory_cap)
-    first = min(float(cpu) / cpu_cap_f, 1.0)
-    second = min(float(memory) / memory_cap_f, 1.0)
-    with_pod = int((1 - abs((first - second) / 2)) * float(MAX_NODE_SCORE))
-    first = min(float(cpu - pod_cpu) / cpu_cap_f, 1.0)
-    second = min(float(memory - pod_memory) / memory_cap_f, 1.0)
-    without_pod = int((1 - abs((first - second) / 2)) * float(MAX_NODE_SCORE))
-    half = MAX_NODE_SCORE // 2
-    return half + (half + with_pod - without_pod) // 2
+    first = float(cpu) / cpu_cap_f
+    if first > 1.0:
+        first = 1.0
+    second = float(memory) / memory_cap_f
+    if second > 1.0:
+        second = 1.0
+    half_gap = (first - second) / 2
+    with_pod = int((1 - (half_gap if half_gap >= 0 else -half_gap)) * _MAX_SCORE_F)
+    first = float(cpu - pod_cpu) / cpu_cap_f
+    if first > 1.0:
+        first = 1.0
+    second = float(memory - pod_memory) / memory_cap_f
+    if second > 1.0:
+        second = 1.0
+    half_gap = (first - second) / 2
+    without_pod = int((1 - (half_gap if half_gap >= 0 else -half_gap)) * _MAX_SCORE_F)
+    return 50 + (50 + with_pod - without_pod) // 2
 
 
 def balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> int:
