@@ -8,12 +8,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 from scheduler.cache.node_info import NodeInfo
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import CycleState
 from scheduler.model.parse import node_from_raw, pod_from_raw
+from scheduler.plugins import resource_allocation
 from scheduler.plugins.balanced_allocation import NodeResourcesBalancedAllocation
+from scheduler.plugins.score_math import go_div
 from tests.builders import make_container, make_node, make_pod
 
 if TYPE_CHECKING:
@@ -144,3 +148,31 @@ def test_sign_pod() -> None:
     assert a == pl.sign_pod(pod("1", "1Gi", name="b"))
     assert a != pl.sign_pod(pod("1", "2Gi", name="c"))
     assert NodeResourcesBalancedAllocation.name == "NodeResourcesBalancedAllocation"
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    cpu_cap=hst.sampled_from([0, 1, 1000, 3999, 4000, 96000]),
+    memory_cap=hst.sampled_from([0, 1, 2**30, 32 * 2**30, 10**12]),
+    pod_cpu=hst.integers(0, 8000),
+    pod_memory=hst.integers(0, 2**36),
+    used_cpu=hst.integers(0, 200000),
+    used_memory=hst.integers(0, 2**41),
+)
+def test_unrolled_pair_equals_the_general_balance(
+    cpu_cap: int, memory_cap: int, pod_cpu: int, pod_memory: int, used_cpu: int, used_memory: int
+) -> None:
+    """The cpu/memory fast path every full pass takes gives the score of the general one
+    (any resource list: balanced_resource_scorer with and without the pod)."""
+    caps = [cpu_cap, memory_cap]
+    with_pod = [used_cpu + pod_cpu, used_memory + pod_memory]
+    general = 50 + go_div(
+        50
+        + resource_allocation.balanced_resource_scorer(with_pod, caps)
+        - resource_allocation.balanced_resource_scorer([used_cpu, used_memory], caps),
+        2,
+    )
+    fast = resource_allocation.balanced_pair_change(
+        with_pod[0], cpu_cap, with_pod[1], memory_cap, pod_cpu, pod_memory
+    )
+    assert fast == general
