@@ -48,18 +48,17 @@ class TermIndex:
         """Required affinity and preferred terms (InterPodAffinity's PreScore)."""
 
     def add(self, pod: Pod, info: NodeInfo) -> None:
-        if pod.has_pod_affinity or pod.has_pod_anti_affinity:
-            for term in pod.required_pod_anti_affinity:
-                _bump(self.required_anti_affinity, term, info, 1)
-            for key in _scoring_terms(pod):
-                _bump(self.scoring, key, info, 1)
+        self._count(pod, info, 1)
 
     def remove(self, pod: Pod, info: NodeInfo) -> None:
+        self._count(pod, info, -1)
+
+    def _count(self, pod: Pod, info: NodeInfo, delta: int) -> None:
         if pod.has_pod_affinity or pod.has_pod_anti_affinity:
             for term in pod.required_pod_anti_affinity:
-                _bump(self.required_anti_affinity, term, info, -1)
+                _bump(self.required_anti_affinity, term, info, delta)
             for key in _scoring_terms(pod):
-                _bump(self.scoring, key, info, -1)
+                _bump(self.scoring, key, info, delta)
 
 
 def _scoring_terms(pod: Pod) -> Iterator[ScoringTerm]:

@@ -27,10 +27,6 @@ class Diagnosis:
     unschedulable_plugins: set[str] = field(default_factory=set)
     pre_filter_message: str = ""
     """Set when a PreFilter rejected the pod outright (then node statuses are not counted)."""
-    prechecked: int = 0
-    """Nodes a Filter precheck rejected whose Status was not computed, because the pod fit
-    elsewhere (``framework.feasible``); only counted, as kube counts a placed pod's
-    Diagnosis."""
 
 
 @dataclass(slots=True)

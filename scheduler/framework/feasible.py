@@ -13,7 +13,7 @@ returned Error on a prechecked node is not run while other nodes fit (kube would
 cycle); Filter errors are internal faults (a missing node, missing PreFilter state).
 
 With the one-pod-per-node burst at 5000 nodes a full node costs one predicate call instead
-of six Filter calls and a Status (docs/performance.md, issue 19).
+of the Filter chain and a Status (docs/performance.md, issue 19).
 """
 
 from __future__ import annotations
@@ -43,13 +43,14 @@ def find_feasible(
     diagnosis: Diagnosis,
     selector: selection.Selector,
     num_all: int,
-) -> list[NodeInfo] | SchedulingError:
+) -> tuple[list[NodeInfo] | SchedulingError, int]:
     """Filter ``nodes`` (all ``num_all`` nodes, or those PreFilter left) from the rotating
-    start until enough feasible nodes are found. As kube's ``nextStartNodeIndex``, the start
-    then moves on by the nodes processed, modulo all nodes, even when a Filter errs."""
+    start until enough feasible nodes are found; also returns how many nodes were processed
+    (prechecked ones included: kube's evaluated count). As kube's ``nextStartNodeIndex``, the
+    start then moves on by that count, modulo all nodes, even when a Filter errs."""
     outcome, processed = _filter(profile, state, pod, nodes, diagnosis, selector.next_start)
     selector.next_start = (selector.next_start + processed) % num_all
-    return outcome
+    return outcome, processed
 
 
 def _filter(
@@ -116,7 +117,6 @@ def _filter(
             if len(feasible) >= to_find:
                 break
     if feasible:
-        diagnosis.prechecked = len(prechecked)
         return feasible, processed
     for info in prechecked:  # nothing fits: the Diagnosis will be read, make it kube's
         rejection, plugin = _rejection(profile, state, pod, info, filters, busy)

@@ -392,18 +392,13 @@ class Profile:
             if observe is not None:
                 _observed(observe, "Filter", st.Code.SUCCESS, started)
             return ScheduleResult(nominated, 1, 1, None, 0)
-        feasible = find_feasible(self, state, pod, nodes, diagnosis, selector, num_all)
+        feasible, processed = find_feasible(self, state, pod, nodes, diagnosis, selector, num_all)
         if isinstance(feasible, SchedulingError):
             return feasible
         if observe is not None:
             code = st.Code.SUCCESS if feasible else st.Code.UNSCHEDULABLE
             _observed(observe, "Filter", code, started)
-        evaluated = (
-            len(feasible)
-            + len(diagnosis.node_statuses)
-            + diagnosis.prechecked
-            + (num_all - len(nodes))
-        )
+        evaluated = processed + (num_all - len(nodes))
         if not feasible:
             return FitError(pod.key, num_all, diagnosis)
         if len(feasible) == 1:
