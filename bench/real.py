@@ -63,6 +63,8 @@ from controlplane.launcher import ControlPlane, free_port
 from scheduler.sim import workload
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from bench.scenarios import Scenario
 
 ROOT = Path(__file__).parent.parent
@@ -320,7 +322,9 @@ async def run_matrix(
     node_counts: list[int],
     repeats: int,
     run_timeout: float,
+    on_record: Callable[[list[dict[str, Any]]], None],
 ) -> list[dict[str, Any]]:
+    """Every run's record; ``on_record`` gets the records so far after each run."""
     records: list[dict[str, Any]] = []
     for nodes in node_counts:
         workdir = Path(tempfile.mkdtemp(prefix=f"bench-real-{nodes}-"))
@@ -345,6 +349,7 @@ async def run_matrix(
                             )
                             _print(record)
                             records.append(record)
+                            on_record(records)
     return records
 
 
@@ -394,6 +399,15 @@ def main(argv: list[str]) -> int:
         "bind_concurrency": BIND_CONCURRENCY,
         **chosen,
     }
+    a.out.mkdir(parents=True, exist_ok=True)
+
+    def save(records: list[dict[str, Any]]) -> None:
+        # After every run: a matrix of 5000 nodes takes over an hour, and a late failure
+        # must not lose what was measured before it.
+        (a.out / "latest.json").write_text(
+            json.dumps({"meta": meta, "records": records}, indent=1) + "\n"
+        )
+
     records = asyncio.run(
         run_matrix(
             chosen["schedulers"],
@@ -402,11 +416,8 @@ def main(argv: list[str]) -> int:
             nodes,
             repeats,
             a.timeout,
+            save,
         )
-    )
-    a.out.mkdir(parents=True, exist_ok=True)
-    (a.out / "latest.json").write_text(
-        json.dumps({"meta": meta, "records": records}, indent=1) + "\n"
     )
     from bench.real_report import markdown, plot
 
