@@ -257,7 +257,10 @@ async def run_one(
     config: str,
     repeat: int,
     run_timeout: float,
+    during_burst: Callable[[Process], contextlib.AbstractAsyncContextManager[None]] | None = None,
 ) -> dict[str, Any]:
+    """One measured run; ``during_burst`` (a profiler) wraps the burst, from the first create
+    until the scheduler's CPU has been read after the last bind."""
     objects = scenario.build(cluster.nodes)
     pods = len(objects)
     run_dir = Path(tempfile.mkdtemp(prefix=f"{scheduler}-", dir=cluster.workdir))
@@ -271,11 +274,14 @@ async def run_one(
         await watch.start(await _resource_version(cluster))
         cpu0 = cpu_seconds(proc.proc.pid)
         try:
-            t_create = time.perf_counter()
-            created = await create_pods(cluster, objects)
-            t_created = time.perf_counter()
-            await watch.wait(t_created + run_timeout, STALL_SECONDS)
-            cpu = cpu_seconds(proc.proc.pid) - cpu0
+            async with contextlib.AsyncExitStack() as profiling:
+                if during_burst is not None:
+                    await profiling.enter_async_context(during_burst(proc))
+                t_create = time.perf_counter()
+                created = await create_pods(cluster, objects)
+                t_created = time.perf_counter()
+                await watch.wait(t_created + run_timeout, STALL_SECONDS)
+                cpu = cpu_seconds(proc.proc.pid) - cpu0
             peak = vm_hwm_mb(proc.proc.pid)
             text = await proc.metrics()
         finally:

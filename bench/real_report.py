@@ -49,15 +49,16 @@ def markdown(records: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"qps/burst {CLIENT_QPS}, ours and the ceiling unthrottled, 16 binds in flight for "
         "ours and the ceiling. pods/s: first create → last bind seen by a watch.",
         "",
+        *side_by_side(rows),
+        "Every scheduler:",
+        "",
         "| scenario | nodes | pods | config | scheduler | pods/s | vs kube-on | of ceiling | "
         "CPU ms/pod | API server CPU s/1000 pods | latency p50 / p99 s | hint_used | RSS MB |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
-        kube = index.get((r["scenario"], r["nodes"], "kube-on", r["config"]))
-        ceiling = index.get((r["scenario"], r["nodes"], "ceiling", CONFIGS[0]))
-        vs = r["pods_per_s"] / kube["pods_per_s"] if kube and kube["pods_per_s"] else None
-        of = r["pods_per_s"] / ceiling["pods_per_s"] if ceiling and ceiling["pods_per_s"] else None
+        vs = _ratio(r, index.get((r["scenario"], r["nodes"], "kube-on", r["config"])))
+        of = _ratio(r, index.get((r["scenario"], r["nodes"], "ceiling", CONFIGS[0])))
         done = "" if r["complete"] else " (incomplete)"
         lines.append(
             f"| {r['scenario']} | {r['nodes']} | {r['pods']} | {r['config']} | "
@@ -69,6 +70,35 @@ def markdown(records: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         )
     lines.append("")
     return "\n".join(lines)
+
+
+def side_by_side(rows: list[dict[str, Any]]) -> list[str]:
+    """The lead table: ours-on against kube-on and the ceiling, per scenario, nodes, config."""
+    index = {(r["scenario"], r["nodes"], r["scheduler"], r["config"]): r for r in rows}
+    lines = [
+        "Ours with batching (`ours-on`) against kube-scheduler with batching (`kube-on`):",
+        "",
+        "| scenario | nodes | config | ours-on pods/s | kube-on pods/s | ours-on / kube-on | "
+        "ours-on / ceiling | CPU ms/pod ours-on / kube-on | hint_used ours / kube of pods |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for (scenario, nodes, scheduler, config), ours in index.items():
+        kube = index.get((scenario, nodes, "kube-on", config))
+        if scheduler != "ours-on" or kube is None:
+            continue
+        ceiling = index.get((scenario, nodes, "ceiling", CONFIGS[0]))
+        lines.append(
+            f"| {scenario} | {nodes} | {config} | {fmt(ours['pods_per_s'])} | "
+            f"{fmt(kube['pods_per_s'])} | {fmt(_ratio(ours, kube), '{:.2f}x')} | "
+            f"{fmt(_ratio(ours, ceiling), '{:.0%}')} | "
+            f"{fmt(ours['cpu_ms_per_pod'], '{:.2f}')} / {fmt(kube['cpu_ms_per_pod'], '{:.2f}')} | "
+            f"{ours['hint_used']} / {kube['hint_used']} of {ours['pods']} |"
+        )
+    return [*lines, ""]
+
+
+def _ratio(a: dict[str, Any], b: dict[str, Any] | None) -> float | None:
+    return a["pods_per_s"] / b["pods_per_s"] if b and b["pods_per_s"] else None
 
 
 def plot(records: list[dict[str, Any]], out_dir: Path) -> None:

@@ -367,13 +367,14 @@ class ControlPlane:
         )
 
     def kube_scheduler_flags(self, port: int) -> list[str]:
-        """kube-scheduler's serving flags: ``/readyz`` and ``/metrics`` on ``port`` without
-        authentication (always-allowed paths), delegated authn/authz for the rest."""
+        """kube-scheduler's serving flags: ``/readyz``, ``/metrics`` and ``/debug/pprof`` on
+        ``port`` (loopback) without authentication (always-allowed paths), delegated
+        authn/authz for the rest."""
         kubeconfig = self.client_kubeconfig("scheduler", "system:kube-scheduler")
         return [
             f"--authentication-kubeconfig={kubeconfig}",
             f"--authorization-kubeconfig={kubeconfig}",
-            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
             "--bind-address=127.0.0.1",
             f"--secure-port={port}",
             f"--cert-dir={self.workdir / 'kube-scheduler-certs'}",
