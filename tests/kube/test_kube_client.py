@@ -44,6 +44,29 @@ async def test_missing_token_is_unauthorized(sim: SimServer, tmp_path: Path) -> 
     assert TOKEN not in str(info.value)
 
 
+async def test_credential_is_reused_and_read_again_after_a_401(
+    api: ApiClient, sim: SimServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Requests reuse the Authorization header read from the configuration (reading it runs
+    the kubernetes client's refresh hook); a 401 makes the next request read it again."""
+    current = {"token": TOKEN}
+    reads: list[str] = []
+
+    def read(*_: object, **__: object) -> str:
+        reads.append(current["token"])
+        return f"Bearer {current['token']}"
+
+    monkeypatch.setattr(api._config, "get_api_key_with_prefix", read)
+    for _ in range(5):
+        await api.request("GET", "/api/v1/nodes")
+    assert reads == [TOKEN]
+    sim.token = current["token"] = "rotated"
+    with pytest.raises(errors.Unauthorized):
+        await api.request("GET", "/api/v1/nodes")  # the old one, still reused
+    await api.request("GET", "/api/v1/nodes")
+    assert reads == [TOKEN, "rotated"]
+
+
 async def test_status_mapping(api: ApiClient) -> None:
     """404 → NotFound, 409 → Conflict with the server's reason and message."""
     with pytest.raises(errors.NotFound) as nf:
