@@ -73,24 +73,30 @@ class BindWatch:
         await self.ready.wait()
 
     async def _run(self, rv: str) -> None:
-        params = {"watch": "true", "resourceVersion": rv}
         timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
         connector = None if self.tls is None else aiohttp.TCPConnector(ssl=self.tls)
-        async with (
-            aiohttp.ClientSession(self.url, timeout=timeout, connector=connector) as session,
-            session.get(self.path, params=params) as resp,
-        ):
-            self.ready.set()
-            seen = 0
+        bound: set[str] = set()
+        async with aiohttp.ClientSession(self.url, timeout=timeout, connector=connector) as s:
+            # The API server ends a watch whose reader falls behind a fast burst; resume it
+            # from the last resource version seen, as an informer would.
             while True:
-                line = await resp.content.readline()
-                if not line:
-                    return
-                if b'"nodeName"' in line:
-                    self.lines.append((time.perf_counter(), line))
-                    seen += 1
-                    if seen >= self.expect:
-                        self.done.set()
+                params = {"watch": "true", "resourceVersion": rv}
+                async with s.get(self.path, params=params) as resp:
+                    resp.raise_for_status()
+                    self.ready.set()
+                    while line := await resp.content.readline():
+                        arrived = time.perf_counter()
+                        event = json.loads(line)
+                        obj = event["object"]
+                        if event["type"] == "ERROR":
+                            raise RuntimeError(f"pod watch failed: {obj}")
+                        rv = obj["metadata"]["resourceVersion"]
+                        if obj.get("spec", {}).get("nodeName"):
+                            self.lines.append((arrived, line))
+                            # Distinct pods: a bound pod's later events carry its node too.
+                            bound.add(obj["metadata"]["name"])
+                            if len(bound) >= self.expect:
+                                self.done.set()
 
     async def wait(self, deadline: float, stall: float) -> None:
         """Until every pod is bound, the deadline, or ``stall`` s without a new bind."""
