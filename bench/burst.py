@@ -53,8 +53,9 @@ async def create_timed(
 
 
 class BindWatch:
-    """A pod watch that stamps, with the arrival time, each event carrying a ``nodeName``:
-    all pods at ``url`` or those ``path`` lists, over ``tls`` when given (an API server)."""
+    """A pod watch that stamps each pod's first event carrying a ``nodeName`` with its
+    arrival time: all pods at ``url`` or those ``path`` lists, over ``tls`` when given (an
+    API server)."""
 
     def __init__(
         self, url: str, expect: int, *, path: str = PODS_PATH, tls: ssl.SSLContext | None = None
@@ -63,7 +64,7 @@ class BindWatch:
         self.expect = expect
         self.path = path
         self.tls = tls
-        self.lines: list[tuple[float, bytes]] = []
+        self._first_bind: dict[str, float] = {}
         self.done = asyncio.Event()
         self.ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -75,7 +76,6 @@ class BindWatch:
     async def _run(self, rv: str) -> None:
         timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
         connector = None if self.tls is None else aiohttp.TCPConnector(ssl=self.tls)
-        bound: set[str] = set()
         async with aiohttp.ClientSession(self.url, timeout=timeout, connector=connector) as s:
             # The API server ends a watch whose reader falls behind a fast burst; resume it
             # from the last resource version seen, as an informer would.
@@ -92,10 +92,9 @@ class BindWatch:
                             raise RuntimeError(f"pod watch failed: {obj}")
                         rv = obj["metadata"]["resourceVersion"]
                         if obj.get("spec", {}).get("nodeName"):
-                            self.lines.append((arrived, line))
-                            # Distinct pods: a bound pod's later events carry its node too.
-                            bound.add(obj["metadata"]["name"])
-                            if len(bound) >= self.expect:
+                            # The first only: a bound pod's later events carry its node too.
+                            self._first_bind.setdefault(obj["metadata"]["name"], arrived)
+                            if len(self._first_bind) >= self.expect:
                                 self.done.set()
 
     async def wait(self, deadline: float, stall: float) -> None:
@@ -103,8 +102,8 @@ class BindWatch:
         last_count, last_change = -1, time.perf_counter()
         while not self.done.is_set():
             now = time.perf_counter()
-            if len(self.lines) != last_count:
-                last_count, last_change = len(self.lines), now
+            if len(self._first_bind) != last_count:
+                last_count, last_change = len(self._first_bind), now
             if now >= deadline or now - last_change >= stall:
                 return
             with contextlib.suppress(TimeoutError):
@@ -118,12 +117,7 @@ class BindWatch:
 
     def bind_times(self) -> dict[str, float]:
         """Pod name → arrival time of its first event with a node."""
-        first: dict[str, float] = {}
-        for t, line in self.lines:
-            obj = json.loads(line)["object"]
-            if obj.get("spec", {}).get("nodeName"):
-                first.setdefault(obj["metadata"]["name"], t)
-        return first
+        return dict(self._first_bind)
 
 
 @dataclass(frozen=True)

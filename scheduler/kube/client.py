@@ -137,7 +137,7 @@ class ApiClient:
         self._pool_size = pool_size
         self._session: aiohttp.ClientSession | None = None
         self._authorization: str | None = None
-        self._authorization_read: float | None = None
+        self._authorization_until = 0.0  # monotonic; 0: read it on the next request
 
     @property
     def server(self) -> str:
@@ -170,11 +170,9 @@ class ApiClient:
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": JSON, "User-Agent": self.user_agent}
         now = time.monotonic()
-        if self._authorization_read is None or now - self._authorization_read >= (
-            CREDENTIAL_REUSE_S
-        ):
+        if now >= self._authorization_until:
             self._authorization = self._read_authorization()
-            self._authorization_read = now
+            self._authorization_until = now + CREDENTIAL_REUSE_S
         if self._authorization:
             headers["Authorization"] = self._authorization
         return headers
@@ -298,7 +296,7 @@ class ApiClient:
         if 200 <= status < 300:
             return _decode(raw) if decode else {}
         if status == 401:
-            self._authorization_read = None  # a rotated credential: read it again
+            self._authorization_until = 0.0  # a rotated credential: read it again
         decoded = _decode(raw)
         if not decoded and raw:
             decoded = {"message": raw.decode(errors="replace")}
