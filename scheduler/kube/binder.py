@@ -2,8 +2,9 @@
 
 kube-scheduler runs each binding cycle in its own goroutine so the scheduling cycle never
 waits for the API; this is that, with a bound on concurrency (a thundering herd of binds
-only queues up in the API server's priority-and-fairness anyway). ``dispatch`` appends to
-a FIFO and makes sure enough worker tasks run; each worker POSTs one Binding at a time.
+only queues up in the API server's priority-and-fairness anyway). ``dispatch`` hands the
+bind to a ``workers.WorkerPool`` of ``concurrency`` tasks; each worker POSTs one Binding at
+a time.
 
 Outcomes (``cycle.ports.BindResult``):
 
@@ -21,21 +22,20 @@ Outcomes (``cycle.ports.BindResult``):
 and swallowed: a bug in the caller must not kill a worker and strand later binds.
 Metrics are recorded by the caller (``Scheduler.bind_finished``).
 
-Neighbours: ``client`` (transport, ``backoff_delay``) and ``errors``; independent of
+Neighbours: ``client`` (transport, ``backoff_delay``), ``errors`` and ``workers``; independent of
 ``reporter``, ``leader`` and ``controller``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scheduler import logs
 from scheduler.cycle.ports import BindDone, BindRequest, BindResult
-from scheduler.kube import client, errors
+from scheduler.kube import client, errors, workers
 
 if TYPE_CHECKING:
     from scheduler.kube.client import ApiClient
@@ -43,6 +43,13 @@ if TYPE_CHECKING:
 __all__ = ["Binder", "assigned_node"]
 
 log = logs.get_logger(__name__)
+
+_Job = tuple[BindRequest, BindDone]
+
+
+def _describe(job: _Job) -> dict[str, object]:
+    return {"pod": job[0].pod.key, "node": job[0].node}
+
 
 _ASSIGNED = re.compile(r'already assigned to node "([^"]*)"')
 
@@ -97,74 +104,47 @@ class Binder:
         self.backoff_base = o.backoff_base
         self.backoff_cap = o.backoff_cap
         self.retry_after_cap = o.retry_after_cap
-        self._queue: collections.deque[tuple[BindRequest, BindDone]] = collections.deque()
-        self._workers: set[asyncio.Task[None]] = set()
-        self._in_flight = 0
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self._closed = False
+        self._pool: workers.WorkerPool[_Job] = workers.WorkerPool(
+            "bind", self._work, limit=o.concurrency, describe=_describe
+        )
 
     @property
     def in_flight(self) -> int:
         """Dispatched binds whose ``done`` has not run yet (queued or on the wire)."""
-        return self._in_flight
+        return self._pool.pending + self._pool.busy
 
     @property
     def running(self) -> int:
         """Worker tasks alive now (<= ``concurrency``)."""
-        return len(self._workers)
+        return self._pool.live
 
     def dispatch(self, request: BindRequest, done: BindDone) -> None:
         """Queue the bind and return at once; ``done`` is called later on the loop."""
-        if self._closed:
+        if not self._pool.submit((request, done)):
             self._finish(request, done, BindResult.ERROR, "binder is shut down")
-            return
-        self._queue.append((request, done))
-        self._in_flight += 1
-        self._idle.clear()
-        if len(self._workers) < self.concurrency:
-            task = asyncio.get_running_loop().create_task(self._worker(), name="bind-worker")
-            self._workers.add(task)
-            task.add_done_callback(self._workers.discard)
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109 - the port's API
         """Wait up to ``timeout`` s for every dispatched bind to finish; True if all did."""
-        try:
-            await asyncio.wait_for(self._idle.wait(), timeout)
-        except TimeoutError:
-            log.warning("bind_drain_timeout", in_flight=self._in_flight)
-            return False
-        return True
+        if await self._pool.drain(timeout):
+            return True
+        log.warning("bind_drain_timeout", in_flight=self.in_flight)
+        return False
 
     async def close(self) -> None:
         """Stop: refuse new binds, cancel the workers; unfinished binds end as ERROR."""
-        self._closed = True
-        for task in list(self._workers):
-            task.cancel()
-        await asyncio.gather(*self._workers, return_exceptions=True)
-        while self._queue:
-            request, done = self._queue.popleft()
-            self._complete(request, done, BindResult.ERROR, "binder is shut down")
+        for request, done in await self._pool.stop():
+            self._finish(request, done, BindResult.ERROR, "binder is shut down")
 
-    async def _worker(self) -> None:
-        while self._queue:
-            request, done = self._queue.popleft()
-            try:
-                result, message = await self._bind(request)
-            except asyncio.CancelledError:
-                self._complete(request, done, BindResult.ERROR, "bind cancelled")
-                raise
-            except Exception as e:  # a bug below must not strand the pod without an outcome
-                log.exception("bind_crashed", pod=request.pod.key, node=request.node)
-                result, message = BindResult.ERROR, f"bind failed: {e!r}"
-            self._complete(request, done, result, message)
-
-    def _complete(
-        self, request: BindRequest, done: BindDone, result: BindResult, message: str
-    ) -> None:
-        self._in_flight -= 1
-        if self._in_flight == 0:
-            self._idle.set()
+    async def _work(self, job: _Job) -> None:
+        request, done = job
+        try:
+            result, message = await self._bind(request)
+        except asyncio.CancelledError:
+            self._finish(request, done, BindResult.ERROR, "bind cancelled")
+            raise
+        except Exception as e:  # a bug below must not strand the pod without an outcome
+            log.exception("bind_crashed", pod=request.pod.key, node=request.node)
+            result, message = BindResult.ERROR, f"bind failed: {e!r}"
         self._finish(request, done, result, message)
 
     @staticmethod

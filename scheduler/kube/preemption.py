@@ -13,10 +13,10 @@ What a preemption writes, as kube-scheduler v1.37 writes it (``prepareCandidate`
 3. lower-priority pods nominated to the same node: their ``status.nominatedNodeName``
    cleared (``clear_nominated_node``), as kube's clearNominatedNodeName.
 
-``preempt`` and ``clear_nominated_node`` only queue; worker tasks (at most
-``concurrency``) do the writes. Errors are logged and dropped: the preemptor is retried by
-the queue anyway, and its next cycle sees what the watch then shows (a victim that was not
-deleted is found again; kube's PreemptPod errors end the same way).
+``preempt`` and ``clear_nominated_node`` only queue; worker tasks (a ``workers.WorkerPool``
+of at most ``concurrency``) do the writes. Errors are logged and dropped: the preemptor is
+retried by the queue anyway, and its next cycle sees what the watch then shows (a victim
+that was not deleted is found again; kube's PreemptPod errors end the same way).
 
 A preemption *runs* (``is_running``, ``cycle.ports.TrackedPreemptor``) from ``preempt``
 until every victim's DELETE has been answered; then the ``on_finished`` callback hears of
@@ -25,20 +25,19 @@ held back meanwhile, so it cannot preempt a second time before the watch shows i
 terminating). Every write first asks ``leading``: a replica that lost its lease drops the
 jobs still queued and writes nothing more (the new leader decides again).
 
-Neighbours: ``client`` and ``errors``; independent of ``binder``, ``reporter``, ``leader``
-and ``controller``.
+Neighbours: ``client``, ``errors`` and ``workers``; independent of ``binder``,
+``reporter``, ``leader`` and ``controller``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scheduler import logs
-from scheduler.kube import client, errors
+from scheduler.kube import client, errors, workers
 from scheduler.kube.timestamps import rfc3339
 
 if TYPE_CHECKING:
@@ -134,12 +133,9 @@ class ApiPreemptor:
         self._leading = leading or _always
         self._running: set[Uid] = set()
         self._finished: PreemptionFinished | None = None
-        self._queue: collections.deque[_Preempt | _Clear] = collections.deque()
-        self._workers: set[asyncio.Task[None]] = set()
-        self._busy = 0
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self._closed = False
+        self._pool: workers.WorkerPool[_Preempt | _Clear] = workers.WorkerPool(
+            "preemption", self._work, limit=concurrency, describe=_describe
+        )
         self.deleted = 0
         """Victims deleted."""
         self.failed = 0
@@ -151,7 +147,7 @@ class ApiPreemptor:
 
     def preempt(self, pod: Pod, node: str, victims: Sequence[Pod]) -> None:
         job = _Preempt(pod, node, tuple(victims))
-        if self._closed:
+        if self._pool.closed:
             self._drop(job, "shut down")
             return
         self._running.add(pod.uid)  # before the job runs: the pod is held back from now on
@@ -168,37 +164,22 @@ class ApiPreemptor:
         self._finished = callback
 
     def _push(self, job: _Preempt | _Clear) -> None:
-        if self._closed:
+        if not self._pool.submit(job):
             self._drop(job, "shut down")
-            return
-        self._queue.append(job)
-        self._idle.clear()
-        # A finished worker leaves the set only in its done callback: do not count it.
-        if sum(not task.done() for task in self._workers) < self.concurrency:
-            task = asyncio.get_running_loop().create_task(self._worker(), name="preemption")
-            self._workers.add(task)
-            task.add_done_callback(self._workers.discard)
 
     # -- lifecycle -------------------------------------------------------------------------
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109 - the ports' API
         """Wait up to ``timeout`` s until every queued write is done; True if it was."""
-        try:
-            await asyncio.wait_for(self._idle.wait(), timeout)
-        except TimeoutError:
-            log.warning("preemption_drain_timeout", pending=len(self._queue), busy=self._busy)
-            return False
-        return True
+        if await self._pool.drain(timeout):
+            return True
+        log.warning("preemption_drain_timeout", pending=self._pool.pending, busy=self._pool.busy)
+        return False
 
     async def close(self) -> None:
         """Refuse new work and cancel the workers (unfinished writes are dropped)."""
-        self._closed = True
-        for task in list(self._workers):
-            task.cancel()
-        await asyncio.gather(*self._workers, return_exceptions=True)
-        while self._queue:
-            self._drop(self._queue.popleft(), "shut down")
-        self._idle.set()
+        for job in await self._pool.stop():
+            self._drop(job, "shut down")
 
     def _drop(self, job: _Preempt | _Clear, reason: str) -> None:
         self.dropped += 1
@@ -218,26 +199,14 @@ class ApiPreemptor:
 
     # -- the writer ------------------------------------------------------------------------
 
-    async def _worker(self) -> None:
-        while self._queue:
-            job = self._queue.popleft()
-            if not self._leading():
-                self._drop(job, "leadership lost")
-                continue
-            self._busy += 1
-            try:
-                if isinstance(job, _Preempt):
-                    await self._preempt(job)
-                else:
-                    await self._set_nominated_node(job.pod, "")
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # a bug in one job must not stop the worker
-                log.exception("preemption_crashed", pod=job.pod.key)
-            finally:
-                self._busy -= 1
-        if self._busy == 0:
-            self._idle.set()
+    async def _work(self, job: _Preempt | _Clear) -> None:
+        """One job; an exception is logged by the pool (``worker_crashed``)."""
+        if not self._leading():
+            self._drop(job, "leadership lost")
+        elif isinstance(job, _Preempt):
+            await self._preempt(job)
+        else:
+            await self._set_nominated_node(job.pod, "")
 
     async def _preempt(self, job: _Preempt) -> None:
         ok = False
@@ -326,6 +295,10 @@ class ApiPreemptor:
 
 def _always() -> bool:
     return True
+
+
+def _describe(job: _Preempt | _Clear) -> dict[str, object]:
+    return {"pod": job.pod.key}
 
 
 def _ref(pod: Pod) -> dict[str, str]:

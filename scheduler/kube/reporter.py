@@ -1,8 +1,8 @@
 """Reporter: the Events and pod conditions users see, written off the hot path.
 
 Implements ``cycle.ports.Reporter``. The three methods are synchronous and only enqueue;
-``run()`` drains the queue with ``workers`` writer tasks, so a slow or failing API server
-never stalls a scheduling cycle.
+once ``run()`` is started, up to ``workers`` writer tasks (a ``workers.WorkerPool``) drain
+the queue, so a slow or failing API server never stalls a scheduling cycle.
 
 What is written, as kube-scheduler writes it:
 
@@ -44,14 +44,13 @@ report is never delayed by it.
 ``max_attempts``, are logged (at most one warning per status per window) and the item is
 dropped.
 
-Neighbours: ``client``/``errors`` for I/O; independent of ``binder``, ``leader``,
-``controller``. Timing goes through ``scheduler.clock`` for testability.
+Neighbours: ``client``/``errors`` for I/O, ``workers`` for the writer tasks; independent
+of ``binder``, ``leader``, ``controller``. Timing goes through ``scheduler.clock`` for testability.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import itertools
 import random
 import time
@@ -62,7 +61,7 @@ import cachetools
 
 from scheduler import clock as clocks
 from scheduler import logs
-from scheduler.kube import client, errors
+from scheduler.kube import client, errors, workers
 from scheduler.kube.timestamps import rfc3339
 from scheduler.metrics import Metrics
 
@@ -158,11 +157,19 @@ class Reporter:
         self._wall = wall_clock
         """Epoch seconds for the timestamps written (injectable: they have 1 s resolution)."""
         self._rng = random.Random()
-        self._lanes: tuple[collections.deque[_Item], ...] = tuple(
-            collections.deque() for _ in range(3)
+        # Lanes served in order: pods whose condition is still to be written, then Warning
+        # Events (FailedScheduling), then Normal ones (Scheduled); beyond max_queue the
+        # oldest item of the last lane is dropped. Workers start with ``run``.
+        self._pool: workers.WorkerPool[_Item] = workers.WorkerPool(
+            "reporter",
+            self._write,
+            limit=self.workers,
+            lanes=3,
+            capacity=self.max_queue,
+            evicted=self._dropped_item,
+            describe=_describe,
+            started=False,
         )
-        """Served in order: pods whose condition is still to be written, then Warning Events
-        (FailedScheduling), then Normal ones (Scheduled)."""
         # (uid, reason, message) -> [time written, repeats suppressed since]. Kept for two
         # windows, so that a repeat just after the window can still carry the count of the
         # repeats swallowed in it; bounded, so a burst of distinct pods cannot grow it.
@@ -174,11 +181,6 @@ class Reporter:
         self._latest: cachetools.LRUCache[str, int] = cachetools.LRUCache(maxsize=RECENT_LIMIT)
         """UID -> number of the newest report about the pod."""
         self._seq = itertools.count(1)
-        self._retrying: set[asyncio.TimerHandle] = set()
-        self._wakeup = asyncio.Event()
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self._busy = 0
         self._last_name_ns = 0
         self._warned: dict[int, float] = {}
         self._dropped = 0
@@ -234,7 +236,7 @@ class Reporter:
     @property
     def pending(self) -> int:
         """Items queued and not yet taken by a worker (waiting retries not included)."""
-        return sum(len(lane) for lane in self._lanes)
+        return self._pool.pending
 
     def _offer(
         self,
@@ -274,22 +276,10 @@ class Reporter:
         self._push(item)
 
     def _push(self, item: _Item, *, first: bool = False) -> None:
-        if self.pending >= self.max_queue:
-            self._drop_one()
-        if item.condition_reason is not None:
-            lane = self._lanes[0]
-        else:
-            lane = self._lanes[1 if item.type == "Warning" else 2]
-        if first:
-            lane.appendleft(item)
-        else:
-            lane.append(item)
-        self._idle.clear()
-        self._wakeup.set()
+        self._pool.submit(item, lane=_lane(item), first=first)
 
-    def _drop_one(self) -> None:
-        lane = next(lane for lane in reversed(self._lanes) if lane)
-        victim = lane.popleft()
+    def _dropped_item(self, victim: _Item) -> None:
+        """The queue was full and ``victim`` (the oldest of the last lane) left it."""
         if victim.condition_reason is not None:  # unwritten: let the next attempt report it
             self._recent.pop((str(victim.pod.uid), victim.reason, victim.message), None)
         self.metrics.events_dropped.inc()
@@ -300,54 +290,29 @@ class Reporter:
     # -- the writer ---------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Write queued items with ``workers`` concurrent tasks until cancelled."""
+        """Write queued items with up to ``workers`` concurrent tasks until cancelled; what
+        is still queued then is not written."""
+        self._pool.start()
         try:
-            async with asyncio.TaskGroup() as tg:
-                for i in range(self.workers):
-                    tg.create_task(self._worker(), name=f"reporter-{i}")
+            await asyncio.get_running_loop().create_future()
         finally:
-            for handle in self._retrying:
-                handle.cancel()
-            self._retrying.clear()
+            await self._pool.stop()
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109 - the port's API
         """Wait up to ``timeout`` s until everything queued (or waiting for a retry) is written
         or given up; True if it was."""
-        try:
-            await asyncio.wait_for(self._idle.wait(), timeout)
-        except TimeoutError:
-            log.warning(
-                "report_drain_timeout",
-                pending=self.pending,
-                busy=self._busy,
-                retrying=len(self._retrying),
-            )
-            return False
-        return True
-
-    async def _worker(self) -> None:
-        while True:
-            lane = next((lane for lane in self._lanes if lane), None)
-            if lane is None:
-                self._wakeup.clear()
-                await self._wakeup.wait()
-                continue
-            # Conditions first: under a burst they are what autoscalers and users read.
-            item = lane.popleft()
-            self._busy += 1
-            try:
-                await self._write(item)
-            except Exception:  # a bug in one write must not stop the worker
-                log.exception("report_crashed", pod=item.pod.key, reason=item.reason)
-            finally:
-                self._busy -= 1
-                self._maybe_idle()
-
-    def _maybe_idle(self) -> None:
-        if not self.pending and self._busy == 0 and not self._retrying:
-            self._idle.set()
+        if await self._pool.drain(timeout):
+            return True
+        log.warning(
+            "report_drain_timeout",
+            pending=self._pool.pending,
+            busy=self._pool.busy,
+            retrying=self._pool.waiting,
+        )
+        return False
 
     async def _write(self, item: _Item) -> None:
+        """One write; an exception is logged by the pool (``worker_crashed``)."""
         pod = item.pod
         if item.condition_reason is not None:
             if self._latest.get(str(pod.uid), item.seq) != item.seq:
@@ -421,13 +386,7 @@ class Reporter:
             rng=self._rng,
         )
         self.metrics.report_retries.inc()
-
-        def due() -> None:
-            self._retrying.discard(handle)
-            self._push(item, first=True)  # the oldest report of its lane
-
-        handle = asyncio.get_running_loop().call_later(delay, due)
-        self._retrying.add(handle)
+        self._pool.submit_later(delay, item, lane=_lane(item), first=True)  # its lane's oldest
 
     def _give_up(self, error: errors.ApiError, item: _Item) -> None:
         self.metrics.report_failures.inc()
@@ -486,3 +445,14 @@ class Reporter:
         stamp = max(time.time_ns(), self._last_name_ns + 1)
         self._last_name_ns = stamp
         return f"{pod_name}.{stamp:x}"
+
+
+def _lane(item: _Item) -> int:
+    """Conditions first: under a burst they are what autoscalers and users read."""
+    if item.condition_reason is not None:
+        return 0
+    return 1 if item.type == "Warning" else 2
+
+
+def _describe(item: _Item) -> dict[str, object]:
+    return {"pod": item.pod.key, "reason": item.reason}

@@ -10,12 +10,13 @@ a provisioner included, or fails after ``bindTimeoutSeconds`` (600 s by default)
 Here the writes are merge patches carrying the cached ``resourceVersion`` (a 409 when the
 object changed since, as kube's Update), and the wait reads ``cache.volumes``, which the
 watch keeps current. :class:`PreBindingDispatcher` wraps the Binder: a request whose
-plan is empty goes straight to it; the others get their volumes bound first, in a task of
-their own, and a failure restores what Reserve assumed and ends the request as an error
-(the pod is requeued with backoff, as kube's PreBind failure).
+plan is empty goes straight to it; the others get their volumes bound first, each in a
+worker of its own (``workers.WorkerPool``, unbounded), and a failure restores what Reserve
+assumed and ends the request as an error (the pod is requeued with backoff, as kube's
+PreBind failure).
 
 Neighbours: ``plugins.volume_binding`` (Reserve's plan), ``cache.volumes`` (assumed and
-API objects), ``binder`` (the Binding POST).
+API objects), ``binder`` (the Binding POST), ``workers``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from scheduler import logs
 from scheduler.cycle.ports import BindResult
-from scheduler.kube import errors
+from scheduler.kube import errors, workers
 from scheduler.model.volumes import ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE
 from scheduler.plugins.volume_binding import DEFAULT_BIND_TIMEOUT_SECONDS, VolumeBinding
 
@@ -247,25 +248,29 @@ class PreBindingDispatcher:
         self.binder = binder
         self.plan_of = plan_of
         self.node_labels = node_labels
-        self._tasks: set[asyncio.Task[None]] = set()
+        # No bound, as kube runs each binding cycle in a goroutine of its own: a PreBind
+        # waits for the PV controller up to bindTimeoutSeconds, and a bounded pool would let
+        # such waits hold up the volume bindings behind them.
+        self._pool: workers.WorkerPool[_PreBind] = workers.WorkerPool(
+            "pre-bind", self._pre_bind, limit=None, describe=_describe
+        )
 
     @property
     def in_flight(self) -> int:
         """Requests still binding their volumes (the inner Binder counts its own)."""
-        return len(self._tasks)
+        return self._pool.pending + self._pool.busy
 
     def dispatch(self, request: BindRequest, done: BindDone) -> None:
         plan = self.plan_of(request)
         if plan is None or not (plan.static_bindings or plan.provisions):
             self.inner.dispatch(request, done)
             return
-        task = asyncio.get_running_loop().create_task(
-            self._pre_bind(request, plan, done), name=f"pre-bind-{request.pod.key}"
-        )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        if not self._pool.submit((request, plan, done)):
+            self.binder.restore(plan)
+            _finish(request, done, BindResult.ERROR, "binder is shut down")
 
-    async def _pre_bind(self, request: BindRequest, plan: PodVolumes, done: BindDone) -> None:
+    async def _pre_bind(self, job: _PreBind) -> None:
+        request, plan, done = job
         labels = self.node_labels(request.node)
         try:
             if labels is None:
@@ -291,17 +296,23 @@ class PreBindingDispatcher:
 
     async def drain_pending(self) -> None:
         """Wait until every dispatched request has passed its volume binding (tests)."""
-        while self._tasks:
-            await asyncio.wait(list(self._tasks))
+        await self._pool.drain(None)
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109 - the port's API
-        """Cancel pending volume bindings (their pods are requeued), then drain the Binder."""
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=timeout)
+        """Cancel pending volume bindings (their pods are requeued) and refuse new ones, then
+        drain the Binder."""
+        for request, plan, done in await self._pool.stop():
+            self.binder.restore(plan)
+            _finish(request, done, BindResult.ERROR, "volume binding cancelled")
         drain = getattr(self.inner, "drain", None)
         return True if drain is None else bool(await drain(timeout))
+
+
+_PreBind = tuple["BindRequest", "PodVolumes", "BindDone"]
+
+
+def _describe(job: _PreBind) -> dict[str, object]:
+    return {"pod": job[0].pod.key, "node": job[0].node}
 
 
 def _finish(request: BindRequest, done: BindDone, result: BindResult, message: str) -> None:

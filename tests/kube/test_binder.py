@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from scheduler.cycle.ports import BindRequest, BindResult
 from scheduler.kube.binder import Binder, BinderOptions, assigned_node
+from scheduler.model.parse_pod import pod_from_raw
 from scheduler.sim.faults import FaultConfig
+from tests.builders import make_pod
 from tests.kube.kube_helpers import FailFirst, Outcomes, bind_request, create_pod
 
 if TYPE_CHECKING:
@@ -198,3 +201,45 @@ def test_assigned_node_parses_kube_message() -> None:
     assert (
         assigned_node("Precondition failed: UID in precondition: a, UID in object meta: b") is None
     )
+
+
+class SlowApi:
+    """A client whose every request is answered after ``latency`` (virtual) seconds."""
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+        self.requests = 0
+
+    async def request(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
+        self.requests += 1
+        await asyncio.sleep(self.latency)
+        return {}
+
+
+@pytest.mark.looptime
+async def test_bind_dispatched_as_the_last_worker_ends_is_bound() -> None:
+    """End of a burst: a bind dispatched by the task the last outcome woke, while every
+    worker has just run out of work, still gets a worker and is bound one latency later."""
+    api = SlowApi(latency=1.0)
+    binder = Binder(api, BinderOptions(concurrency=2))  # type: ignore[arg-type]
+    done, woken = Outcomes(), asyncio.Event()
+    burst = [pod_from_raw(make_pod(f"b{i}")) for i in range(4)]
+
+    def outcome(request: BindRequest, result: BindResult, message: str) -> None:
+        done(request, result, message)
+        woken.set()  # the cycle this wakes runs before the finished workers are reaped
+
+    for pod in burst:
+        binder.dispatch(bind_request(pod, "node-0"), outcome)
+    loop = asyncio.get_running_loop()
+    while len(done.calls) < len(burst):
+        woken.clear()
+        await woken.wait()
+    assert loop.time() == pytest.approx(2.0)  # two rounds of two binds
+    late = pod_from_raw(make_pod("late"))
+    binder.dispatch(bind_request(late, "node-0"), done)
+    await done.wait(5)
+    assert set(done.by_pod().values()) == {BindResult.BOUND}
+    assert loop.time() == pytest.approx(3.0)
+    assert binder.in_flight == 0
+    assert api.requests == 5
