@@ -10,7 +10,11 @@ Pods:
   wakes unschedulable pods (``ASSIGNED_POD_DELETE``);
 * **assigned** (``spec.nodeName`` set, by anyone) → upserted into the cache; one that is new
   to the cache (or was only assumed by us) is ``ASSIGNED_POD_ADD``; one that finished
-  (Succeeded/Failed) leaves the cache: ``ASSIGNED_POD_DELETE``;
+  (Succeeded/Failed) leaves the cache: ``ASSIGNED_POD_DELETE``; an update of a cached one
+  raises what changed against the cached copy (kube's ``PodSchedulingPropertiesChange``):
+  ``ASSIGNED_POD_LABEL_UPDATE`` for new labels, ``ASSIGNED_POD_SCALE_DOWN`` for a request
+  that shrank or went (an in-place resize), both when both; status-only updates raise
+  nothing;
 * **pending and ours** → signed and queued, unless it is gated (``spec.schedulingGates``),
   terminating or terminal, which drops it from the queue. A queued pod whose update changes
   nothing the scheduler reads (status-only updates such as our own ``PodScheduled=False``
@@ -22,8 +26,9 @@ Pods:
 Nodes: added → ``NODE_ADD``; changed → ``NODE_UPDATE``, but only when something the
 scheduler reads changed (allocatable, labels, taints, unschedulable, images): real nodes
 update their status every few seconds, and waking every unschedulable pod on each heartbeat
-would spin the queue for nothing (kube's ``nodeSchedulingPropertiesChange``); deleted → its
-NodeInfo stays a ghost while pods still name it.
+would spin the queue for nothing (kube's ``nodeSchedulingPropertiesChange``); deleted →
+``NODE_DELETE`` (a topology domain may have gone: PodTopologySpread), and its NodeInfo stays
+a ghost while pods still name it.
 
 Other objects (:data:`ClusterObject`): Namespaces feed InterPodAffinity's
 ``namespaceSelector``; Services and the three pod controllers feed default topology
@@ -54,6 +59,7 @@ if TYPE_CHECKING:
     from scheduler.model.keys import Uid
     from scheduler.model.node import Node
     from scheduler.model.pod import Pod
+    from scheduler.model.resources import Resources
 
 log = logs.get_logger(__name__)
 
@@ -75,6 +81,29 @@ _VOLUME_OBJECTS = (StorageClass, PersistentVolume, PersistentVolumeClaim, CSINod
 def _same_for_scheduling(old: Pod, new: Pod) -> bool:
     """Equal but for the resource version: nothing a plugin reads changed."""
     return dataclasses.replace(new, resource_version=old.resource_version) == old
+
+
+def assigned_pod_update_events(old: Pod, new: Pod) -> tuple[ClusterEvent, ...]:
+    """The events an update of an assigned pod raises, as kube's
+    ``PodSchedulingPropertiesChange`` for the changes an in-tree plugin registers."""
+    found: list[ClusterEvent] = []
+    if old.labels != new.labels:
+        found.append(ClusterEvent.ASSIGNED_POD_LABEL_UPDATE)
+    if _scaled_down(old.requests, new.requests):
+        found.append(ClusterEvent.ASSIGNED_POD_SCALE_DOWN)
+    return tuple(found)
+
+
+def _scaled_down(old: Resources, new: Resources) -> bool:
+    """Whether any request of ``old`` is smaller, or gone, in ``new`` (kube's
+    ``extractPodScaleDown``: the effective requests, in-place resizes included)."""
+    if (
+        new.milli_cpu < old.milli_cpu
+        or new.memory < old.memory
+        or new.ephemeral_storage < old.ephemeral_storage
+    ):
+        return True
+    return any(new.scalar.get(name, 0) < amount for name, amount in old.scalar.items())
 
 
 def _unversioned(record: Node | ClusterObject) -> Node | ClusterObject:
@@ -130,6 +159,9 @@ class EventHandlers:
             return False
         if known is None or was_assumed:
             self._wake(ClusterEvent.ASSIGNED_POD_ADD)
+        else:
+            for event in assigned_pod_update_events(known, pod):
+                self._wake(event)
         return True
 
     def _pending(self, pod: Pod) -> bool:
@@ -167,7 +199,11 @@ class EventHandlers:
         self._wake(ClusterEvent.NODE_ADD if old is None else ClusterEvent.NODE_UPDATE)
 
     def on_node_deleted(self, name: str) -> None:
+        info = self.cluster.node_info(name)
+        if info is None or info.node is None:
+            return  # not known (or a ghost already): nothing left that could help
         self.cluster.remove_node(name)
+        self._wake(ClusterEvent.NODE_DELETE)
 
     # -- other objects ---------------------------------------------------------------------
 

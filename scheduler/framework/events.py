@@ -3,12 +3,15 @@
 kube-scheduler lets each plugin name the events that may undo its own rejection
 (``EnqueueExtensions.EventsToRegister``); the queue then moves an unschedulable pod only on
 an event that one of the plugins that rejected it registered. Our events are coarser than
-kube's (one ``NODE_UPDATE`` for every kind of node change, no pod-update events: a queued pod
-that changes re-enters the active pool anyway), so each plugin declares the ``ClusterEvent``
-covering any kube event it registers. Three kube events have no counterpart yet, so the
-pods they would wake wait for the periodic flush instead: a node's deletion
-(PodTopologySpread), a label change or scale-down of an assigned pod (InterPodAffinity,
-PodTopologySpread, NodeResourcesFit).
+kube's (one ``NODE_UPDATE`` for every kind of node change; no events for the pending pod
+itself, the TargetPod events: a queued pod that changes re-enters the active pool anyway), so
+each plugin declares the ``ClusterEvent`` covering any kube event it registers. Of an
+assigned pod's updates only the two that an in-tree plugin registers are raised, label
+changes and request scale-downs (kube's ``PodSchedulingPropertiesChange``); kube's generic
+AssignedPod/Update and UpdatePodScaleUp, which no in-tree plugin registers with kube v1.37's
+default feature gates, are not. Queueing hints are not modelled: an event wakes every pod a
+registering plugin rejected, where kube's hint may still skip it (more retries, never
+fewer).
 
 :func:`wake_table` builds the table from a profile's plugins; ``queueing.scheduling_queue``
 reads it. Plugins import this module (it sits below them); the queue sits above both.
@@ -32,7 +35,14 @@ class ClusterEvent(StrEnum):
     NODE_ADD = "NodeAdd"
     NODE_UPDATE = "NodeUpdate"
     """Anything a plugin reads changed on a node: labels, taints, allocatable, unschedulable."""
+    NODE_DELETE = "NodeDelete"
+    """A node left: a topology domain may have gone with it (PodTopologySpread's minimum)."""
     ASSIGNED_POD_ADD = "AssignedPodAdd"
+    ASSIGNED_POD_LABEL_UPDATE = "AssignedPodUpdatePodLabel"
+    """An assigned pod's labels changed: it may match, or stop matching, affinity terms and
+    spreading selectors."""
+    ASSIGNED_POD_SCALE_DOWN = "AssignedPodUpdatePodScaleDown"
+    """An assigned pod's requests shrank (in-place resize) or lost a resource: it freed some."""
     ASSIGNED_POD_DELETE = "AssignedPodDelete"
     """An assigned pod was deleted or finished (Succeeded/Failed): it freed resources."""
     STORAGE_CHANGE = "StorageChange"

@@ -105,6 +105,7 @@ _EVENTS: Final = (
     ClusterEvent.NODE_ADD,
     ClusterEvent.NODE_UPDATE,
     ClusterEvent.ASSIGNED_POD_ADD,
+    ClusterEvent.ASSIGNED_POD_LABEL_UPDATE,
     ClusterEvent.ASSIGNED_POD_DELETE,
 )
 """The cluster events that may undo a rejection (see :meth:`events_to_register`)."""

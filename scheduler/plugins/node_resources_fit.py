@@ -159,7 +159,12 @@ _PRE_FILTER_KEY: Final[StateKey[_Request]] = StateKey("PreFilter" + names.NODE_R
 _PRE_SCORE_KEY: Final[StateKey[tuple[int, ...]]] = StateKey("PreScore" + names.NODE_RESOURCES_FIT)
 
 
-_EVENTS: Final = (ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE, ClusterEvent.ASSIGNED_POD_DELETE)
+_EVENTS: Final = (
+    ClusterEvent.NODE_ADD,
+    ClusterEvent.NODE_UPDATE,
+    ClusterEvent.ASSIGNED_POD_SCALE_DOWN,
+    ClusterEvent.ASSIGNED_POD_DELETE,
+)
 """The cluster events that may undo a rejection (see :meth:`events_to_register`)."""
 
 
@@ -190,7 +195,8 @@ class NodeResourcesFit:
         )
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        """kube: Node/Add|UpdateNodeAllocatable, AssignedPod/Delete (frees requests)."""
+        """kube: Node/Add|UpdateNodeAllocatable, AssignedPod/Delete|UpdatePodScaleDown (free
+        requests; the scale-down with InPlacePodVerticalScaling, GA and on)."""
         return _EVENTS
 
     def _ignored(self, name: str) -> bool:

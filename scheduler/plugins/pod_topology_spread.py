@@ -144,7 +144,9 @@ _PRE_SCORE_KEY: StateKey[_PreScoreState] = StateKey("PreScore" + NAME)
 _EVENTS: Final = (
     ClusterEvent.NODE_ADD,
     ClusterEvent.NODE_UPDATE,
+    ClusterEvent.NODE_DELETE,
     ClusterEvent.ASSIGNED_POD_ADD,
+    ClusterEvent.ASSIGNED_POD_LABEL_UPDATE,
     ClusterEvent.ASSIGNED_POD_DELETE,
 )
 """The cluster events that may undo a rejection (see :meth:`events_to_register`)."""

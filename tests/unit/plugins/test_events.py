@@ -20,7 +20,10 @@ REGISTRY = in_tree_registry()
 
 NODE_ADD = ClusterEvent.NODE_ADD
 NODE_UPDATE = ClusterEvent.NODE_UPDATE
+NODE_DELETE = ClusterEvent.NODE_DELETE
 POD_ADD = ClusterEvent.ASSIGNED_POD_ADD
+POD_LABEL = ClusterEvent.ASSIGNED_POD_LABEL_UPDATE
+POD_SCALE_DOWN = ClusterEvent.ASSIGNED_POD_SCALE_DOWN
 POD_DELETE = ClusterEvent.ASSIGNED_POD_DELETE
 STORAGE = ClusterEvent.STORAGE_CHANGE
 
@@ -35,8 +38,9 @@ KUBE_EVENTS: dict[str, frozenset[ClusterEvent]] = {
     names.NODE_AFFINITY: frozenset({NODE_ADD, NODE_UPDATE}),
     # AssignedPod/Delete, Node/Add
     names.NODE_PORTS: frozenset({NODE_ADD, POD_DELETE}),
-    # AssignedPod/Delete, Node/Add|UpdateNodeAllocatable
-    names.NODE_RESOURCES_FIT: frozenset({NODE_ADD, NODE_UPDATE, POD_DELETE}),
+    # AssignedPod/Delete, Node/Add|UpdateNodeAllocatable, AssignedPod/UpdatePodScaleDown
+    # (InPlacePodVerticalScaling, GA), TargetPod/UpdatePodScaleDown (the pod itself: requeued)
+    names.NODE_RESOURCES_FIT: frozenset({NODE_ADD, NODE_UPDATE, POD_SCALE_DOWN, POD_DELETE}),
     # AssignedPod/Delete, Node/Add, PersistentVolumeClaim/Add
     names.VOLUME_RESTRICTIONS: frozenset({NODE_ADD, POD_DELETE, STORAGE}),
     # CSINode/Add|Update, AssignedPod/Delete, PersistentVolumeClaim/Add, VolumeAttachment/Delete
@@ -46,9 +50,11 @@ KUBE_EVENTS: dict[str, frozenset[ClusterEvent]] = {
     # StorageClass/Add, PVC, PV; Node/Add|UpdateNodeLabel
     names.VOLUME_ZONE: frozenset({NODE_ADD, NODE_UPDATE, STORAGE}),
     # AssignedPod/Add|UpdatePodLabel|Delete, Node/Add|Delete|UpdateNodeLabel|UpdateNodeTaint
-    names.POD_TOPOLOGY_SPREAD: frozenset({NODE_ADD, NODE_UPDATE, POD_ADD, POD_DELETE}),
+    names.POD_TOPOLOGY_SPREAD: frozenset(
+        {NODE_ADD, NODE_UPDATE, NODE_DELETE, POD_ADD, POD_LABEL, POD_DELETE}
+    ),
     # AssignedPod/Add|UpdatePodLabel|Delete, Node/Add|UpdateNodeLabel
-    names.INTER_POD_AFFINITY: frozenset({NODE_ADD, NODE_UPDATE, POD_ADD, POD_DELETE}),
+    names.INTER_POD_AFFINITY: frozenset({NODE_ADD, NODE_UPDATE, POD_ADD, POD_LABEL, POD_DELETE}),
     # AssignedPod/Delete (SchedulerAsyncPreemption, on by default since v1.33)
     names.DEFAULT_PREEMPTION: frozenset({POD_DELETE}),
 }
@@ -100,6 +106,14 @@ def test_default_profile_table_is_kubes() -> None:
         pytest.param(POD_DELETE, {names.NODE_RESOURCES_FIT}, True, id="fit-on-pod-delete"),
         pytest.param(POD_ADD, {names.NODE_RESOURCES_FIT}, False, id="fit-not-on-pod-add"),
         pytest.param(NODE_UPDATE, {names.NODE_PORTS}, False, id="ports-not-on-node-update"),
+        pytest.param(NODE_DELETE, {names.POD_TOPOLOGY_SPREAD}, True, id="spread-on-node-delete"),
+        pytest.param(NODE_DELETE, {names.NODE_RESOURCES_FIT}, False, id="fit-not-on-node-delete"),
+        pytest.param(POD_LABEL, {names.INTER_POD_AFFINITY}, True, id="affinity-on-pod-label"),
+        pytest.param(POD_LABEL, {names.NODE_RESOURCES_FIT}, False, id="fit-not-on-pod-label"),
+        pytest.param(POD_SCALE_DOWN, {names.NODE_RESOURCES_FIT}, True, id="fit-on-scale-down"),
+        pytest.param(
+            POD_SCALE_DOWN, {names.POD_TOPOLOGY_SPREAD}, False, id="spread-not-on-scale-down"
+        ),
         pytest.param(NODE_ADD, {names.NODE_VOLUME_LIMITS}, False, id="limits-wait-for-csinode"),
         pytest.param(STORAGE, {names.NODE_VOLUME_LIMITS}, True, id="limits-on-csinode"),
         pytest.param(
