@@ -21,7 +21,8 @@ The report (``--output json``) is one object with these keys, all always present
 ``node``, ``feasible``, ``point``, ``plugin``, ``code``, ``reasons``, ``total``, ``scores``
 of ``plugin``, ``raw``, ``normalized``, ``weight``, ``weighted``), ``nominated_pods`` (node →
 the pods nominated there that Filter counted), ``fit_error``,
-``batching`` (``mode``, ``signable``, ``refused_by``, ``reason``, ``if_opted_in``), ``notes``.
+``batching`` (``mode``, ``signable``, ``path``: exact, hint or full, ``refused_by``,
+``reason``, ``if_opted_in``), ``notes``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,14 @@ from scheduler.app import cluster_snapshot
 from scheduler.app.core import build_scheduler
 from scheduler.app.local_binder import LocalBinder
 from scheduler.app.snapshot_file import InputError, Snapshot, read_snapshot_file
-from scheduler.batching.signature import OPTED_OUT, VOLUMES, BatchingMode, Signer
+from scheduler.batching.signature import (
+    OPTED_OUT,
+    VOLUMES,
+    BatchingMode,
+    Signature,
+    Signer,
+    is_exact,
+)
 from scheduler.clock import FakeClock
 from scheduler.cycle.schedule_one import BatchingSettings
 from scheduler.framework import explanation as ex
@@ -199,6 +207,7 @@ def _batching(signer: Signer, pod: Pod) -> dict[str, Any]:
     report: dict[str, Any] = {
         "mode": str(signer.mode),
         "signable": signed.signature is not None,
+        "path": _path(signed.signature),
         "refused_by": signed.refused_by or None,
         "reason": _refusal(signed.refused_by, signer) if signed.signature is None else None,
         "if_opted_in": None,
@@ -207,13 +216,23 @@ def _batching(signer: Signer, pod: Pod) -> dict[str, Any]:
         opted = dataclasses.replace(
             pod, annotations={**pod.annotations, BATCHING_ANNOTATION: "true"}
         )
-        again = Signer(signer.profile, BatchingMode.ANNOTATED).sign(opted)
+        again = Signer(signer.profile, BatchingMode.ANNOTATED, exact=signer.exact).sign(opted)
         report["if_opted_in"] = {
             "signable": again.signature is not None,
+            "path": _path(again.signature),
             "refused_by": again.refused_by or None,
             "reason": _refusal(again.refused_by, signer) if again.signature is None else None,
         }
     return report
+
+
+def _path(signature: Signature | None) -> str:
+    """How the pod's cycles find a node after its group's first: ``exact`` (the exact
+    batch: spread and affinity pods, the full pass's node), ``hint`` (kube's batching), or
+    ``full`` (a full pass every time)."""
+    if signature is None:
+        return "full"
+    return "exact" if is_exact(signature) else "hint"
 
 
 def _refusal(refused_by: str, signer: Signer) -> str:
@@ -341,15 +360,22 @@ def _batching_line(report: Mapping[str, Any]) -> list[str]:
     batching = report["batching"]
     text = f"Batching (--batching {batching['mode']}): "
     if batching["signable"]:
-        text += "signable"
+        text += f"signable, path {batching['path']} ({_PATHS[batching['path']]})"
     else:
         text += f"not signable, refused by {batching['refused_by']} ({batching['reason']})"
     opted = batching["if_opted_in"]
     if opted is not None and opted["signable"]:
-        text += "; if opted in: signable"
+        text += f"; if opted in: signable, path {opted['path']}"
     elif opted is not None:
         text += f"; if opted in: refused by {opted['refused_by']} ({opted['reason']})"
     return _wrap(text, indent=2)
+
+
+_PATHS = {
+    "exact": "spread or pod affinity: the exact batch places it where a full pass would",
+    "hint": "kube's batching: the next node of its group's ranking, rechecked",
+    "full": "a full pass",
+}
 
 
 def _filter_table(nodes: list[Mapping[str, Any]]) -> list[str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from scheduler.framework.interfaces import ExactOnly
 from scheduler.plugins.names import VOLUME_BINDING
 
 if TYPE_CHECKING:
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from scheduler.model.pod import Pod
 
 Signature = bytes
+EXACT_PREFIX = b"exact:"
+"""Starts the signature of a pod only the exact batch serves (batching/exact.py)."""
 OPTED_OUT = "OptedOut"
 VOLUMES = "Volumes"
 
@@ -83,12 +86,15 @@ class Signer:
     profile (``disabled_by`` names those plugins; the caller logs and counts it once).
     """
 
-    __slots__ = ("binds_volumes", "disabled_by", "mode", "profile")
+    __slots__ = ("binds_volumes", "disabled_by", "exact", "mode", "profile")
 
-    def __init__(self, profile: Profile, mode: BatchingMode) -> None:
+    def __init__(self, profile: Profile, mode: BatchingMode, *, exact: bool = False) -> None:
         self.profile = profile
         self.mode = mode
         self.disabled_by = unsignable_plugins(profile)
+        self.exact = exact
+        """Whether pods with an ``ExactOnly`` fragment are signed (the profile's exact
+        batch can serve them); otherwise they are unsignable, as in kube."""
         self.binds_volumes = any(p.name == VOLUME_BINDING for p in profile.filter_plugins)
         """Without VolumeBinding nothing checks a pod's claims: such pods are not batched."""
 
@@ -111,11 +117,26 @@ class Signer:
         ):
             return SignResult(None, VOLUMES)
         fragments: list[tuple[str, object]] = []
+        exact_by = ""
         for plugin in self.profile.sign_plugins:
             fragment = plugin.sign_pod(pod)
             if fragment is None:
                 return SignResult(None, plugin.name)
+            if isinstance(fragment, ExactOnly):
+                exact_by = exact_by or plugin.name
+                fragment = fragment.fragment
             fragments.append((plugin.name, fragment))
+        if exact_by and not self.exact:
+            return SignResult(None, exact_by)
+        if exact_by and pod.claim_names:
+            # Claims are read across nodes (ReadWriteOncePod): not served exactly.
+            return SignResult(None, VOLUMES)
         # repr of nested tuples of str/int is canonical and deterministic; the profile name
         # keeps signatures of different profiles apart.
-        return SignResult(repr((self.profile.scheduler_name, tuple(fragments))).encode())
+        signed = repr((self.profile.scheduler_name, tuple(fragments))).encode()
+        return SignResult(EXACT_PREFIX + signed if exact_by else signed)
+
+
+def is_exact(signature: Signature) -> bool:
+    """Whether only the exact batch may serve pods of ``signature``."""
+    return signature.startswith(EXACT_PREFIX)

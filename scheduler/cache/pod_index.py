@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeAlias
 
+from scheduler.cache.changes import ChangeFeed
 from scheduler.cache.term_index import TermIndex
 from scheduler.model.labels import Operator
 
@@ -60,12 +61,14 @@ class _Namespace:
 class PodIndex:
     """Every pod the NodeInfos of one snapshot account, by namespace and label."""
 
-    __slots__ = ("_namespaces", "terms")
+    __slots__ = ("_namespaces", "feed", "terms")
 
-    def __init__(self) -> None:
+    def __init__(self, feed: ChangeFeed | None = None) -> None:
         self._namespaces: dict[str, _Namespace] = {}
         self.terms = TermIndex()
         """The indexed pods' affinity terms, by term (kept with every add and remove)."""
+        self.feed = feed if feed is not None else ChangeFeed()
+        """Told of every add and remove, after the index has it (cache/changes.py)."""
 
     def __len__(self) -> int:
         return sum(len(ns.pods) for ns in self._namespaces.values())
@@ -86,6 +89,8 @@ class PodIndex:
                 if held[1] is not info:
                     ns.shadowed.setdefault(pod.uid, []).append(held)
         self._index(ns, pod, info)
+        if self.feed.observers:
+            self.feed.pod_changed(pod, info, 1)
 
     def _index(self, ns: _Namespace, pod: Pod, info: NodeInfo) -> None:
         entry = (pod, info)
@@ -104,6 +109,11 @@ class PodIndex:
     def remove(self, pod: Pod, info: NodeInfo) -> None:
         """Drop ``info``'s entry for ``pod``: the indexed one (an entry it took over comes
         back), or one kept aside because another NodeInfo took the uid over since."""
+        self._remove(pod, info)
+        if self.feed.observers:
+            self.feed.pod_changed(pod, info, -1)
+
+    def _remove(self, pod: Pod, info: NodeInfo) -> None:
         self.terms.remove(pod, info)
         ns = self._namespaces.get(pod.namespace)
         if ns is None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scheduler.cache.changes import ChangeFeed
 from scheduler.cache.disruption_budgets import DisruptionBudgets
 from scheduler.cache.pod_index import PodIndex
 from scheduler.cache.volumes import Volumes
@@ -43,6 +44,7 @@ class Snapshot:
         "_namespace_labels",
         "_order",
         "_order_dirty",
+        "changes",
         "disruption_budgets",
         "pod_index",
         "volumes",
@@ -58,7 +60,9 @@ class Snapshot:
         """Label key → value → how many nodes carry that label (ghosts excluded)."""
         self._label_keys: dict[str, int] = {}
         """Label key → how many nodes carry the key."""
-        self.pod_index = PodIndex()
+        self.changes = ChangeFeed()
+        """Observers of every pod and node change (cache/changes.py)."""
+        self.pod_index = PodIndex(self.changes)
         """Every pod of every adopted NodeInfo, by namespace and label (ghosts included)."""
         self._namespace_labels: dict[str, Mapping[str, str]] = {}
         self.workloads = Workloads()
@@ -124,6 +128,7 @@ class Snapshot:
         self.adopt(info)
         if info.node is not None:
             self._count_node(info.node, +1)
+        self.changes.nodes_changed()
 
     def adopt(self, info: NodeInfo) -> None:
         """From now on ``info``'s pods are kept in ``pod_index`` (those it holds indexed now)."""
@@ -138,6 +143,7 @@ class Snapshot:
         self._order_dirty = True
         if info is not None and info.node is not None:
             self._count_node(info.node, -1)
+        self.changes.nodes_changed()
 
     def node_changed(self, old: Node, info: NodeInfo) -> None:
         """``info``'s node was updated (``old`` is what it was): recount images, labels
@@ -146,12 +152,14 @@ class Snapshot:
         if info.node is not None:
             self._count_node(info.node, +1)
         self._order_dirty = True
+        self.changes.nodes_changed()
 
     def set_namespace_labels(self, namespace: str, labels: Mapping[str, str] | None) -> None:
         if labels is None:
             self._namespace_labels.pop(namespace, None)
         else:
             self._namespace_labels[namespace] = labels
+        self.changes.nodes_changed()
 
     def _count_node(self, node: Node, delta: int) -> None:
         _count(self._image_nodes, node.images, delta)

@@ -57,11 +57,12 @@ class TermIndex:
         if pod.has_pod_affinity or pod.has_pod_anti_affinity:
             for term in pod.required_pod_anti_affinity:
                 _bump(self.required_anti_affinity, term, info, delta)
-            for key in _scoring_terms(pod):
+            for key in scoring_terms(pod):
                 _bump(self.scoring, key, info, delta)
 
 
-def _scoring_terms(pod: Pod) -> Iterator[ScoringTerm]:
+def scoring_terms(pod: Pod) -> Iterator[ScoringTerm]:
+    """The pod's terms PreScore credits, each with its weight (see ``ScoringTerm``)."""
     for term in pod.required_pod_affinity:
         yield term, None
     for weighted in pod.preferred_pod_affinity:

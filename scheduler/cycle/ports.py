@@ -39,6 +39,10 @@ class BindRequest:
     started: float
     volumes: PodVolumes | None = None
     """What VolumeBinding's Reserve planned: PreBind writes it before the Binding."""
+    path: str = ""
+    """How the node was found (``DecisionPath``), for the ``pod_bound`` line."""
+    evaluated: int = 0
+    feasible: int = 0
 
 
 BindDone = Callable[[BindRequest, BindResult, str], None]

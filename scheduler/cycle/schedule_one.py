@@ -34,9 +34,10 @@ from typing import TYPE_CHECKING
 
 from scheduler import logs
 from scheduler.batching.batch import OpportunisticBatch
-from scheduler.batching.signature import OPTED_OUT, BatchingMode, Signer
+from scheduler.batching.exact import ExactBatch, exact_capable
+from scheduler.batching.signature import OPTED_OUT, BatchingMode, Signer, is_exact
 from scheduler.cycle.counts import CycleCounts
-from scheduler.cycle.decision_log import log_decision
+from scheduler.cycle.decision_log import log_decision, signature_digest
 from scheduler.cycle.ports import BindRequest, BindResult, NoPreemptor, TrackedPreemptor
 from scheduler.cycle.verification import Verifier
 from scheduler.framework.cycle_state import CycleState
@@ -140,11 +141,15 @@ class Scheduler:
         )
         self.signers: dict[str, Signer] = {}
         self.batches: dict[str, OpportunisticBatch] = {}
+        self.exact: dict[str, ExactBatch] = {}
+        """Each profile's exact batch (spread and self-affinity pods), where every plugin
+        of the profile has a contract for it (batching/exact.py)."""
         self._cycle = 0
         """Scheduling cycles so far, all profiles together (kube's schedulingCycle)."""
         for name, profile in profiles.items():
             profile.nominator = queue.nominator
-            signer = Signer(profile, self.settings.mode)
+            exact = self.settings.mode is not BatchingMode.OFF and exact_capable(profile)
+            signer = Signer(profile, self.settings.mode, exact=exact)
             self.signers[name] = signer
             if signer.disabled_by:
                 # Said once, never silently: a plugin that cannot sign turns batching off.
@@ -160,6 +165,8 @@ class Scheduler:
                     max_batch_age=self.settings.max_batch_age,
                     fast_rescore=self.settings.fast_rescore,
                 )
+                if exact:
+                    self.exact[name] = ExactBatch(profile, metrics)
 
     # -- intake ------------------------------------------------------------------------
 
@@ -219,9 +226,10 @@ class Scheduler:
         outcome = decision.outcome
         if isinstance(outcome, ScheduleResult):
             batch = self.batches.get(info.pod.scheduler_name)
-            if batch is not None:
+            if batch is not None and decision.path is not DecisionPath.EXACT:
                 batch.store_schedule_results(
-                    signature=info.signature,
+                    # kube's batch never keeps an exact signature's ranking (unsignable there)
+                    signature=None if exact_signature(info) else info.signature,
                     hinted=decision.hinted,
                     chosen=outcome.node,
                     scores=outcome.scores,
@@ -229,7 +237,7 @@ class Scheduler:
                     cycle=cycle,
                 )
             log_decision(self, info, cycle, decision, elapsed)
-            self._assume_and_bind(info, outcome.node.name, cycle, elapsed, decision.state)
+            self._assume_and_bind(info, outcome, cycle, elapsed, decision)
         else:
             # Not recorded in the batch: the next pod's cycle is then not last + 1 (kube).
             log_decision(self, info, cycle, decision, elapsed)
@@ -243,6 +251,8 @@ class Scheduler:
         profile = self.profiles[pod.scheduler_name]
         batch = self.batches.get(pod.scheduler_name)
         state = CycleState()
+        if exact_signature(info):
+            return self._schedule_exact(info, profile)
         if batch is None:
             return Decision(profile.schedule(state, pod), DecisionPath.FULL, state, None)
         # PreFilter once, for the hint's recheck and, if it comes to that, the full pass
@@ -267,12 +277,35 @@ class Scheduler:
         outcome = profile.schedule(pristine, pod, (allowed, pre_filter_status))
         return Decision(outcome, DecisionPath.FULL, pristine, hinted)
 
+    def _schedule_exact(self, info: QueuedPodInfo, profile: Profile) -> Decision:
+        """A spread or self-affinity pod: the exact batch's node, which is the full pass's
+        (batching/exact.py), or the full pass itself where the batch cannot prove it."""
+        pod = info.pod
+        exact = self.exact.get(pod.scheduler_name)
+        if exact is not None and info.signature is not None:
+            before = self.verifier.exact_sample(profile)
+            placed = exact.schedule(pod, info.signature)
+            if placed is not None:
+                result, state = placed
+                if before is not None:
+                    self.verifier.verify_exact(profile, pod, result.node, before)
+                return Decision(result, DecisionPath.EXACT, state, None)
+        state = CycleState()
+        return Decision(profile.schedule(state, pod), DecisionPath.FULL, state, None)
+
     def _assume_and_bind(
-        self, info: QueuedPodInfo, node: str, cycle: int, elapsed: float, state: CycleState
+        self,
+        info: QueuedPodInfo,
+        outcome: ScheduleResult,
+        cycle: int,
+        elapsed: float,
+        decision: Decision,
     ) -> None:
         """Reserve, assume and dispatch the bind (kube's assume, Reserve, then the binding
         cycle, which our BindDispatcher runs off the loop)."""
         pod = info.pod
+        node = outcome.node.name
+        state = decision.state
         volumes = None
         binding = self.volume_binding.get(pod.scheduler_name)
         if binding is not None:  # Reserve (kube: after assume; nothing awaits in between)
@@ -295,6 +328,9 @@ class Scheduler:
             cycle=cycle,
             started=self.clock.now(),
             volumes=volumes,
+            path=decision.path,
+            evaluated=outcome.evaluated,
+            feasible=outcome.feasible,
         )
         self.binder.dispatch(request, self.bind_finished)
 
@@ -435,7 +471,16 @@ class Scheduler:
         self.metrics.bind_duration.observe(max(0.0, self.clock.now() - request.started))
         if result is BindResult.BOUND:
             self.queue.done(pod.uid)
-            log.info("pod_bound", pod=pod.key, node=request.node, cycle=request.cycle)
+            log.info(
+                "pod_bound",
+                pod=pod.key,
+                node=request.node,
+                cycle=request.cycle,
+                path=request.path,
+                signature=signature_digest(info.signature),
+                evaluated=request.evaluated,
+                feasible=request.feasible,
+            )
             if info.initial_attempt is not None:
                 self.metrics.pod_scheduling_sli_duration.labels(
                     attempts=str(info.attempts)
@@ -460,6 +505,11 @@ class Scheduler:
         self._clear_nomination(info)
         self.queue.requeue_backoff(info)
         self.reporter.failed(pod, f"binding rejected: {message}")
+
+
+def exact_signature(info: QueuedPodInfo) -> bool:
+    """Whether only the exact batch may serve ``info``'s pod (its signature says so)."""
+    return info.signature is not None and is_exact(info.signature)
 
 
 def _extension_point_recorder(metrics: Metrics, profile: str) -> ObservePoint:

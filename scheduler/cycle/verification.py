@@ -62,6 +62,30 @@ class Verifier:
         if scores.totals[nodes.index(hinted)] < max(scores.totals):
             self.diverged(DivergenceKind.LOWER_SCORE, pod, hinted.name, outcome.node.name)
 
+    def exact_sample(self, profile: Profile) -> Selector | None:
+        """With the configured probability, a copy of ``profile``'s selector as it is before
+        an exact decision (for :meth:`verify_exact`); None: not sampled."""
+        if not (self.ratio and self.rng.random() < self.ratio):
+            return None
+        copy = Selector(random.Random(), profile.selector.next_start)
+        copy.rng.setstate(profile.selector.rng.getstate())
+        return copy
+
+    def verify_exact(self, profile: Profile, pod: Pod, chosen: NodeInfo, before: Selector) -> None:
+        """Run the full pass the exact path stands for, from the selector as it was (before
+        the pod is assumed): the same node, the same ``next_start`` and random state, or a
+        divergence."""
+        self.metrics.batch_verified.inc()
+        outcome = profile.schedule(CycleState(), pod, selector=before)
+        after = profile.selector
+        node = outcome.node.name if isinstance(outcome, ScheduleResult) else ""
+        if (
+            node != chosen.name
+            or before.next_start != after.next_start
+            or before.rng.getstate() != after.rng.getstate()
+        ):
+            self.diverged(DivergenceKind.EXACT_MISMATCH, pod, chosen.name, node)
+
     def diverged(self, kind: DivergenceKind, pod: Pod, hinted: str, full_pass: str) -> None:
         log.info("batch_divergence", kind=kind, pod=pod.key, hint=hinted, full_pass=full_pass)
         self.metrics.batch_divergence.labels(kind=kind).inc()

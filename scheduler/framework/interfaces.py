@@ -32,6 +32,8 @@ Contracts:
   the victims to evict there. It does no I/O: the cycle hands the victims to its
   ``Preemptor`` port, which deletes them. Success means "nominated"; Unschedulable means
   PostFilter could not help; the pod is requeued as unschedulable either way.
+- ``sign_pod`` may wrap its fragment in ``ExactOnly``: the pod batches only on the exact
+  path (``ExactDomainPlugin``, batching/exact.py), never on kube's hint and rescore.
 - ``events_to_register`` (EnqueueExtensions, kube's EventsToRegister) names the cluster events
   that may make a pod this plugin rejected schedulable; the queue moves such a pod only on
   one of them. A plugin that can reject (PreFilter, Filter) should declare them: without it,
@@ -211,3 +213,43 @@ class EnqueueExtensions(Plugin, Protocol):
     def events_to_register(self) -> Collection[ClusterEvent]:
         """The events that may make a pod this plugin rejected schedulable."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class ExactOnly:
+    """A ``sign_pod`` fragment for a pod that only the exact batch may serve
+    (batching/exact.py): the plugin's verdicts and scores for it change on other nodes than
+    the one a pod is bound to, so kube's hint and rescore of one node would be wrong."""
+
+    fragment: Hashable
+
+
+@runtime_checkable
+class ExactDomainPlugin(Plugin, Protocol):
+    """A plugin that reads other pods by topology domain (PodTopologySpread,
+    InterPodAffinity) and keeps what it counts current for the exact batch.
+
+    After PreFilter and ``exact_begin``, the CycleState stays live for every pod of one
+    signature: ``exact_update`` applies one pod added to or removed from a node (as a fresh
+    PreFilter and PreScore would count it); ``exact_node_key`` is everything Filter and
+    Score read of a node besides what is global (two nodes with equal keys get equal
+    verdicts and raw scores from this plugin); ``exact_pre_score`` is PreScore for a scored
+    set given as one node per key and how many scored nodes share it.
+    """
+
+    def exact_begin(self, state: CycleState, pod: Pod) -> bool:
+        """Count what PreScore needs over all nodes; False: this pod cannot be served."""
+        ...
+
+    def exact_update(
+        self, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo, delta: int
+    ) -> bool:
+        """Count ``other`` on (1) or off (-1) ``node_info``; False: the node keys of nodes
+        other than this one may have changed, the state must be rebuilt."""
+        ...
+
+    def exact_node_key(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Hashable: ...
+
+    def exact_pre_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], sizes: Sequence[int]
+    ) -> Status: ...

@@ -178,6 +178,16 @@ class Metrics:
             "Batched placements checked against a full pass (--batching-verify-ratio).",
             registry=r,
         )
+        self.exact_batch = Counter(
+            "batch_scheduler_exact_batch_total",
+            "What the exact batch (spread and self-affinity pods, placed as a full pass "
+            "would) did for a pod of its signatures: placed (the exact path chose the "
+            "node), built (a state was counted for the signature first), or the reason a "
+            "full pass ran instead (no_state, nominated_pods, no_feasible_node, refused, "
+            "dropped, recheck_failed, score_range).",
+            ["profile", "outcome"],
+            registry=r,
+        )
         self.unsignable_pods = Counter(
             "batch_scheduler_unsignable_pods_total",
             "Pods that could not be signed for batching, by the plugin that refused.",
@@ -200,7 +210,7 @@ class Metrics:
         self.decision_duration = Histogram(
             "batch_scheduler_decision_duration_seconds",
             "Time one scheduling cycle spends deciding (hint and recheck, or the full pass), "
-            "up to the assume, by path: hint, rescore or full. Finer buckets than "
+            "up to the assume, by path: hint, rescore, exact or full. Finer buckets than "
             "scheduler_scheduling_attempt_duration_seconds, whose first bucket is 1 ms.",
             ["path"],
             buckets=exponential_buckets(0.000002, 1.5, 30),

@@ -21,7 +21,9 @@ __all__ = [
     "BatchAttempt",
     "BatchFlushReason",
     "BindResult",
+    "DecisionPath",
     "DivergenceKind",
+    "ExactOutcome",
     "ExtensionPoint",
     "Hinted",
     "QueueName",
@@ -125,6 +127,7 @@ class DecisionPath(StrEnum):
 
     HINT = "hint"
     RESCORE = "rescore"
+    EXACT = "exact"  # the exact batch: spread and self-affinity pods (batching/exact.py)
     FULL = "full"
 
 
@@ -138,6 +141,22 @@ class DivergenceKind(StrEnum):
 
     HINT_INFEASIBLE = "hint_infeasible"  # the hint failed a Filter plugin
     LOWER_SCORE = "lower_score"  # feasible, but a full pass found a better node
+    EXACT_MISMATCH = "exact_mismatch"  # the exact path and a full pass chose differently
+
+
+@unique
+class ExactOutcome(StrEnum):
+    """``outcome`` of batch_scheduler_exact_batch_total (ours, batching/exact.py)."""
+
+    PLACED = "placed"  # the exact path chose the node
+    BUILT = "built"  # a state was counted for the signature (then the pod was placed)
+    NO_STATE = "no_state"  # first pod of its signature: a full pass, a state for the next
+    NOMINATED_PODS = "nominated_pods"  # pods are nominated to nodes: filtered twice there
+    NO_FEASIBLE_NODE = "no_feasible_node"  # the full pass writes the Diagnosis
+    REFUSED = "refused"  # the state cannot be built (PreFilter narrowed or rejected, ...)
+    DROPPED = "dropped"  # a change the state cannot follow (a node, a namespace, a new key)
+    RECHECK_FAILED = "recheck_failed"  # the chosen node failed a Filter: a bug, counted
+    SCORE_RANGE = "score_range"  # a score outside 0..100: the full pass reports the error
 
 
 @unique

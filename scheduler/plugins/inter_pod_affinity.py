@@ -39,8 +39,10 @@ from typing import TYPE_CHECKING, Final
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
 from scheduler.framework.events import ClusterEvent
-from scheduler.framework.interfaces import MAX_NODE_SCORE
-from scheduler.plugins import names
+from scheduler.framework.interfaces import MAX_NODE_SCORE, ExactOnly
+from scheduler.plugins import affinity_exact, names
+from scheduler.plugins.affinity_exact import matches_all as _matches_all
+from scheduler.plugins.affinity_exact import term_matches as _term_matches
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Iterable, Iterator, Sequence
@@ -99,6 +101,18 @@ class _PreScoreState:
 
 _PRE_FILTER_KEY: StateKey[_PreFilterState] = StateKey("PreFilter" + NAME)
 _PRE_SCORE_KEY: StateKey[_PreScoreState] = StateKey("PreScore" + NAME)
+
+
+@dataclass(frozen=True, slots=True)
+class _ExactState:
+    """The exact batch's live PreScore credits and the topology keys of the existing pods'
+    anti-affinity map when it began (a new one changes node keys)."""
+
+    credits: affinity_exact.Credits
+    existing_keys: frozenset[str]
+
+
+_EXACT_KEY: StateKey[_ExactState] = StateKey("Exact" + NAME)
 
 
 _EVENTS: Final = (
@@ -244,16 +258,24 @@ class InterPodAffinity:
         has_preferred = bool(pod.preferred_pod_affinity or pod.preferred_pod_anti_affinity)
         if self.ignore_preferred_terms_of_existing_pods and not has_preferred:
             return st.SKIP
+        scores, credited = self._credits(pod)
+        if not credited:
+            return st.SKIP
+        state.write(_PRE_SCORE_KEY, _PreScoreState(scores))
+        return st.SUCCESS
+
+    def _credits(self, pod: Pod) -> tuple[dict[str, dict[str, int]], int]:
+        """PreScore's sums by topology pair, and how many credits went into them."""
         snapshot = self._handle.snapshot
         scores: dict[str, dict[str, int]] = {}
-        touched = False
+        credited = 0
         # kube walks every pod when the pod has preferred terms, and only pods with affinity
         # terms otherwise; the same credits come from two narrower walks. First the pod's
         # preferred terms, against the existing pods the pod index finds for each.
         for weighted in pod.preferred_pod_affinity:
-            touched |= _credit_matching(scores, weighted.term, weighted.weight, snapshot)
+            credited += _credit_matching(scores, weighted.term, weighted.weight, snapshot)
         for weighted in pod.preferred_pod_anti_affinity:
-            touched |= _credit_matching(scores, weighted.term, -weighted.weight, snapshot)
+            credited += _credit_matching(scores, weighted.term, -weighted.weight, snapshot)
         # Then existing pods' own terms (kube's processExistingPod), each distinct term
         # checked once and its holders credited by count (cache/term_index.py).
         for (term, weight), holders in snapshot.pod_index.terms.scoring.items():
@@ -262,11 +284,8 @@ class InterPodAffinity:
                 if weight <= 0:
                     continue
             if _term_matches(term, pod, snapshot):
-                touched |= _credit_holders(scores, term.topology_key, weight, holders)
-        if not touched:
-            return st.SKIP
-        state.write(_PRE_SCORE_KEY, _PreScoreState(scores))
-        return st.SUCCESS
+                credited += _credit_holders(scores, term.topology_key, weight, holders)
+        return scores, credited
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Sum of the weights recorded for the node's topology pairs (may be negative)."""
@@ -298,31 +317,109 @@ class InterPodAffinity:
     # -- Sign (KEP-5598) --------------------------------------------------------------------
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
-        """Unsignable with any pod (anti-)affinity; else namespace and labels."""
-        if pod.has_pod_affinity or pod.has_pod_anti_affinity:
+        """Namespace and labels (existing pods' terms read them); with pod (anti-)affinity
+        an exact-only fragment that adds the terms (the labels and namespace decide which
+        of them match the pod itself)."""
+        own = (pod.namespace, tuple(sorted(pod.labels.items())))
+        if not (pod.has_pod_affinity or pod.has_pod_anti_affinity):
+            return own
+        form = affinity_exact.term_form
+        return ExactOnly(
+            (
+                "InterPodAffinity/exact",
+                own,
+                tuple(form(t) for t in pod.required_pod_affinity),
+                tuple(form(t) for t in pod.required_pod_anti_affinity),
+                tuple((w.weight, form(w.term)) for w in pod.preferred_pod_affinity),
+                tuple((w.weight, form(w.term)) for w in pod.preferred_pod_anti_affinity),
+            )
+        )
+
+    # -- the exact batch (framework.interfaces.ExactDomainPlugin) ---------------------------
+
+    def exact_begin(self, state: CycleState, pod: Pod) -> bool:
+        """Take PreScore's credits over every pod, and the topology keys the maps use."""
+        snapshot = self._handle.snapshot
+        if not affinity_exact.unique_hostnames(snapshot):
+            return False
+        has_preferred = bool(pod.preferred_pod_affinity or pod.preferred_pod_anti_affinity)
+        tally = affinity_exact.Credits()
+        if not (self.ignore_preferred_terms_of_existing_pods and not has_preferred):
+            tally.topology_score, tally.count = self._credits(pod)
+        state.write(_EXACT_KEY, _ExactState(tally, self._existing_keys(state)))
+        return True
+
+    def exact_update(
+        self, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo, delta: int
+    ) -> bool:
+        exact = state.read(_EXACT_KEY)
+        if exact is None:
+            return False
+        snapshot = self._handle.snapshot
+        if state.read(_PRE_FILTER_KEY) is None:
+            # PreFilter skipped: it would not, were ``other`` a new holder of a required
+            # anti-affinity term that matches the pod.
+            if delta > 0 and any(
+                _term_matches(t, pod, snapshot) for t in other.required_pod_anti_affinity
+            ):
+                return False
+        else:
+            self._update(state, pod, other, node_info, delta)
+            if delta > 0 and any(
+                t.topology_key not in exact.existing_keys and _term_matches(t, pod, snapshot)
+                for t in other.required_pod_anti_affinity
+            ):
+                return False  # the existing pods' anti-affinity map has a new key
+        has_preferred = bool(pod.preferred_pod_affinity or pod.preferred_pod_anti_affinity)
+        if self.ignore_preferred_terms_of_existing_pods and not has_preferred:
+            return True
+        tally = exact.credits
+        affinity_exact.credit_pod(
+            tally, pod, other, node_info, delta, self.hard_pod_affinity_weight, snapshot
+        )
+        return not tally.new_key
+
+    def exact_node_key(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Hashable:
+        node = node_info.node
+        exact = state.read(_EXACT_KEY)
+        if node is None or exact is None:
             return None
-        return (pod.namespace, tuple(sorted(pod.labels.items())))
+        labels = node.labels
+        part = affinity_exact.pair_part
+        parts: list[object] = []
+        s = state.read(_PRE_FILTER_KEY)
+        if s is not None:
+            parts.extend(
+                part(s.affinity, t.topology_key, labels) for t in pod.required_pod_affinity
+            )
+            parts.extend(
+                part(s.anti_affinity, t.topology_key, labels)
+                for t in pod.required_pod_anti_affinity
+            )
+            parts.extend(part(s.existing_anti_affinity, k, labels) for k in exact.existing_keys)
+        scores = exact.credits.topology_score
+        parts.extend(affinity_exact.score_part(scores[key], key, labels) for key in sorted(scores))
+        return tuple(parts)
+
+    def exact_pre_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], sizes: Sequence[int]
+    ) -> st.Status:
+        """PreScore from the live credits (they do not depend on the scored nodes)."""
+        exact = state.read(_EXACT_KEY)
+        if exact is None or not exact.credits.count:
+            return st.SKIP
+        state.write(_PRE_SCORE_KEY, _PreScoreState(exact.credits.topology_score))
+        return st.SUCCESS
+
+    @staticmethod
+    def _existing_keys(state: CycleState) -> frozenset[str]:
+        s = state.read(_PRE_FILTER_KEY)
+        if s is None:
+            return frozenset()
+        return frozenset(key for key, _ in s.existing_anti_affinity)
 
 
 # -- helpers ------------------------------------------------------------------------------
-
-
-def _term_matches(term: PodAffinityTerm, pod: Pod, snapshot: Snapshot) -> bool:
-    """kube's AffinityTerm.Matches: namespace (by name or selector), then label selector."""
-    if pod.namespace not in term.namespaces:
-        selector = term.namespace_selector
-        if selector is None:
-            return False
-        # An empty selector matches every namespace, known to the snapshot or not.
-        if not selector.empty and not selector.matches(snapshot.namespace_labels(pod.namespace)):
-            return False
-    # A nil label selector matches no pod.
-    return term.label_selector is not None and term.label_selector.matches(pod.labels)
-
-
-def _matches_all(terms: Iterable[PodAffinityTerm], pod: Pod, snapshot: Snapshot) -> bool:
-    """kube's podMatchesAllAffinityTerms for a non-empty ``terms``."""
-    return all(_term_matches(term, pod, snapshot) for term in terms)
 
 
 def _matching(term: PodAffinityTerm, snapshot: Snapshot) -> Iterator[Entry]:
@@ -375,10 +472,10 @@ def _bumped(
 
 def _credit_holders(
     scores: dict[str, dict[str, int]], key: str, weight: int, holders: Holders
-) -> bool:
+) -> int:
     """Add ``weight`` to each holder node's pair for ``key``, once per pod carrying the term
-    (processTerm for each); kube skips nodes without labels. True if any pair was credited."""
-    touched = False
+    (processTerm for each); kube skips nodes without labels. Returns the credits made."""
+    touched = 0
     for info, count in holders.items():
         node = info.node
         if node is None or not node.labels:
@@ -388,16 +485,17 @@ def _credit_holders(
             continue
         by_value = scores.setdefault(key, {})
         by_value[value] = by_value.get(value, 0) + weight * count
-        touched = True
+        touched += count
     return touched
 
 
 def _credit_matching(
     scores: dict[str, dict[str, int]], term: PodAffinityTerm, weight: int, snapshot: Snapshot
-) -> bool:
-    """Add ``weight`` to the pair of every node holding a pod ``term`` matches, per pod."""
+) -> int:
+    """Add ``weight`` to the pair of every node holding a pod ``term`` matches, per pod;
+    returns the credits made."""
     key = term.topology_key
-    touched = False
+    touched = 0
     by_value = scores.get(key)
     for _, info in _matching(term, snapshot):
         node = info.node
@@ -407,7 +505,7 @@ def _credit_matching(
         if by_value is None:
             by_value = scores[key] = {}
         by_value[value] = by_value.get(value, 0) + weight
-        touched = True
+        touched += 1
     return touched
 
 

@@ -45,8 +45,8 @@ from typing import TYPE_CHECKING, Final
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
 from scheduler.framework.events import ClusterEvent
-from scheduler.framework.interfaces import MAX_NODE_SCORE
-from scheduler.plugins import names
+from scheduler.framework.interfaces import MAX_NODE_SCORE, ExactOnly
+from scheduler.plugins import names, spread_exact
 from scheduler.plugins.pod_topology_spread_args import (
     DO_NOT_SCHEDULE,
     HONOR,
@@ -139,6 +139,7 @@ class _PreScoreState:
 
 _PRE_FILTER_KEY: StateKey[_PreFilterState] = StateKey("PreFilter" + NAME)
 _PRE_SCORE_KEY: StateKey[_PreScoreState] = StateKey("PreScore" + NAME)
+_EXACT_KEY: StateKey[spread_exact.SoftCounts] = StateKey("Exact" + NAME)
 
 
 _EVENTS: Final = (
@@ -272,11 +273,8 @@ class PodTopologySpread:
             for i, c in enumerate(constraints):
                 if c.topology_key != LABEL_HOSTNAME:
                     counts[i].setdefault(node.labels.get(c.topology_key, ""), 0)
-        weights = tuple(
-            _topology_weight(
-                len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(counts[i])
-            )
-            for i, c in enumerate(constraints)
+        weights = _weights(
+            constraints, [len(counted) for counted in counts], len(nodes) - len(ignored)
         )
         for i, c in enumerate(constraints):
             counted = counts[i]
@@ -345,15 +343,98 @@ class PodTopologySpread:
     # -- Sign (KEP-5598) --------------------------------------------------------------------
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
-        """Unsignable when constraints apply (its own, or defaults with a non-empty
-        DefaultSelector); otherwise the plugin reads nothing of the pod."""
-        if pod.topology_spread_constraints:
+        """When constraints apply (its own, or defaults with a non-empty DefaultSelector),
+        an exact-only fragment: the namespace, the resolved constraints of both kinds
+        (selectors after matchLabelKeys or the DefaultSelector), whether each selects the
+        pod itself, and what the inclusion policies read of the pod. Otherwise the plugin
+        reads nothing of the pod."""
+        workloads = self._handle.snapshot.workloads
+        hard = self._constraints(pod, DO_NOT_SCHEDULE, workloads)
+        soft = self._constraints(pod, SCHEDULE_ANYWAY, workloads)
+        if not hard and not soft:
+            return ()
+        policies = (
+            tuple(sorted(pod.node_selector.items())),
+            repr(pod.required_node_affinity),
+            repr(sorted(map(repr, pod.tolerations))),
+        )
+        return ExactOnly(
+            (
+                "PodTopologySpread/exact",
+                pod.namespace,
+                bool(pod.topology_spread_constraints),
+                tuple((repr(c), c.selects(pod.labels)) for c in hard),
+                tuple((repr(c), c.selects(pod.labels)) for c in soft),
+                policies,
+            )
+        )
+
+    # -- the exact batch (framework.interfaces.ExactDomainPlugin) ---------------------------
+
+    def exact_begin(self, state: CycleState, pod: Pod) -> bool:
+        """Count the soft constraints over every domain; the hard ones are PreFilter's."""
+        snapshot = self._handle.snapshot
+        hard = state.read(_PRE_FILTER_KEY)
+        keys = [c.topology_key for c in hard.constraints] if hard is not None else []
+        soft = self._constraints(pod, SCHEDULE_ANYWAY, snapshot.workloads)
+        if LABEL_HOSTNAME in keys and not spread_exact.unique_hostnames(snapshot):
+            return False
+        require_all = bool(pod.topology_spread_constraints) or not self._system_defaulted
+        state.write(_EXACT_KEY, spread_exact.count_soft(pod, soft, require_all, snapshot))
+        return True
+
+    def exact_update(
+        self, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo, delta: int
+    ) -> bool:
+        _update(state, pod, other, node_info, delta)
+        soft = state.read(_EXACT_KEY)
+        if soft is not None and soft.constraints:
+            spread_exact.update_soft(soft, pod, other, node_info, delta)
+        return True
+
+    def exact_node_key(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Hashable:
+        node = node_info.node
+        if node is None:
             return None
-        if self.default_constraints and not (
-            self._handle.snapshot.workloads.default_selector(pod).empty
-        ):
-            return None
-        return ()
+        hard = state.read(_PRE_FILTER_KEY)
+        soft = state.read(_EXACT_KEY)
+        return (
+            spread_exact.hard_node_key(hard.checks, node.labels) if hard is not None else (),
+            spread_exact.soft_node_key(soft, node.labels, node.name)
+            if soft is not None and soft.constraints
+            else (),
+        )
+
+    def exact_pre_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], sizes: Sequence[int]
+    ) -> st.Status:
+        """PreScore for a scored set of ``sum(sizes)`` nodes, ``sizes[i]`` of them equal to
+        ``nodes[i]``: the domains they cover and their number give the weights; the counts
+        are the live ones (a scored node reads only its own domain)."""
+        soft = state.read(_EXACT_KEY)
+        if soft is None or not soft.constraints or not self._handle.snapshot.node_infos:
+            return st.SKIP
+        constraints = soft.constraints
+        ignored: set[str] = set()
+        scored = 0
+        domains: tuple[set[str], ...] = tuple(set() for _ in constraints)
+        for info, size in zip(nodes, sizes, strict=True):
+            node = info.node
+            if node is None:
+                continue
+            if soft.require_all and not has_all_keys(node.labels, constraints):
+                ignored.add(node.name)
+                continue
+            scored += size
+            for i, c in enumerate(constraints):
+                if c.topology_key != LABEL_HOSTNAME:
+                    domains[i].add(node.labels.get(c.topology_key, ""))
+        weights = _weights(constraints, [len(values) for values in domains], scored)
+        state.write(
+            _PRE_SCORE_KEY,
+            _PreScoreState(constraints, soft.counts, weights, frozenset(ignored), soft.host_counts),
+        )
+        return st.SUCCESS
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -415,6 +496,17 @@ def _update(state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo, delta:
         changed = True
     if changed:
         state.write(_PRE_FILTER_KEY, _filter_state(pod, s.constraints, tuple(counts), s.domains))
+
+
+def _weights(
+    constraints: Sequence[Constraint], domains: Sequence[int], scored: int
+) -> tuple[float, ...]:
+    """Each soft constraint's weight: log(scored nodes + 2) for hostname (the nodes PreScore
+    ignores not counted), log(domains among the scored nodes + 2) for other keys."""
+    return tuple(
+        _topology_weight(scored if c.topology_key == LABEL_HOSTNAME else domains[i])
+        for i, c in enumerate(constraints)
+    )
 
 
 def _topology_weight(size: int) -> float:

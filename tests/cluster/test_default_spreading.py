@@ -135,7 +135,7 @@ def test_system_defaults_spread_deployment_pods_and_job_pods_still_batch(
     nodes: list[str],
 ) -> None:
     """kube's System defaults: 8 replicas behind a Service land 2 per node (MostAllocated
-    alone would stack them) and none is batched; a Job's pods (no Service, no RS) stack on
+    alone would stack them), not by kube's batching but by the exact batch; a Job's pods (no Service, no RS) stack on
     one node through batching."""
     proc = spreading_scheduler
     before = _hints_used(proc, SYSTEM)
@@ -143,7 +143,9 @@ def test_system_defaults_spread_deployment_pods_and_job_pods_still_batch(
     placed = wait_for(lambda: _nodes_of(core, namespace, "web-", 8), 60)
     assert placed, placements(core, namespace)
     assert sorted(Counter(placed.values()).values()) == [2, 2, 2, 2], placed
-    assert _hints_used(proc, SYSTEM) == before  # unsignable: default spreading applies
+    assert _hints_used(proc, SYSTEM) == before  # not kube's batching: default spreading
+    exact = proc.metric("batch_scheduler_exact_batch_total", profile=SYSTEM, outcome="placed")
+    assert exact >= 1  # the exact batch placed some, where the full pass would
 
     kubernetes.client.BatchV1Api(admin_api).create_namespaced_job(
         namespace,

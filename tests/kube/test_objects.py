@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from scheduler.batching.signature import is_exact
 from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.kube.controller.kinds import Kind, key_of
 from scheduler.kube.controller.objects import PARSERS, ObjectEvents
@@ -223,10 +224,10 @@ def test_a_namespaced_object_without_a_namespace_is_in_default() -> None:
     assert scheduler.cluster.workloads.service("default", "web") is not None
 
 
-def test_a_controller_arriving_after_its_pod_makes_the_queued_pod_unsignable() -> None:
+def test_a_controller_arriving_after_its_pod_re_signs_the_queued_pod_exact() -> None:
     """Watches of different kinds race: a pod queued before its ReplicaSet is known is
-    re-signed when the ReplicaSet comes (kube's System defaults then apply: unsignable), and
-    again when it goes."""
+    re-signed when the ReplicaSet comes (kube's System defaults then apply: a signature only
+    the exact batch serves), and again when it goes."""
     scheduler, _, _ = scheduler_for([])
     raw = make_pod("web-5d8-x", namespace="team", labels={"app": "web"}, batching=True)
     raw["metadata"]["ownerReferences"] = [
@@ -236,12 +237,13 @@ def test_a_controller_arriving_after_its_pod_makes_the_queued_pod_unsignable() -
     [info] = scheduler.queue.queued()
     assert info.signature is not None
     events = ObjectEvents(EventHandlers(scheduler), Kind.REPLICA_SETS, metrics=scheduler.metrics)
+    plain = info.signature
+    assert not is_exact(plain)
     events.apply("ADDED", controller(Kind.REPLICA_SETS, "web-5d8", "1", "web"))
-    assert info.signature is None
-    assert scheduler.default_spreading_unsignable() == 1
+    assert info.signature is not None and is_exact(info.signature)
+    assert scheduler.default_spreading_unsignable() == 0  # the exact batch serves it
     events.apply("DELETED", controller(Kind.REPLICA_SETS, "web-5d8", "2", "web"))
-    assert info.signature is not None
-    assert scheduler.default_spreading_unsignable() == 0
+    assert info.signature == plain
 
 
 def test_a_claim_updated_in_metadata_only_keeps_the_newest_version_and_wakes_nothing() -> None:

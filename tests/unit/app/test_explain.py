@@ -207,25 +207,25 @@ ANTI = {
         pytest.param(
             make_pod("p", cpu="1", labels={"app": "x"}, topology_spread=SPREAD),
             BatchingMode.ALL,
-            False,
-            "PodTopologySpread",
+            True,
             None,
-            id="topology-spread-refuses",
+            None,
+            id="topology-spread-signs-exact",
         ),
         pytest.param(
             make_pod("p", cpu="1", labels={"app": "x"}, affinity=ANTI),
             BatchingMode.ALL,
-            False,
-            "InterPodAffinity",
+            True,
             None,
-            id="anti-affinity-refuses",
+            None,
+            id="anti-affinity-signs-exact",
         ),
         pytest.param(
             make_pod("p", cpu="1"),
             BatchingMode.ANNOTATED,
             False,
             "OptedOut",
-            {"signable": True, "refused_by": None, "reason": None},
+            {"signable": True, "path": "hint", "refused_by": None, "reason": None},
             id="not-annotated-would-sign-if-opted-in",
         ),
         pytest.param(
@@ -233,12 +233,8 @@ ANTI = {
             BatchingMode.ANNOTATED,
             False,
             "OptedOut",
-            {
-                "signable": False,
-                "refused_by": "PodTopologySpread",
-                "reason": "plugin PodTopologySpread cannot sign this pod",
-            },
-            id="not-annotated-and-unsignable-names-the-plugin",
+            {"signable": True, "path": "exact", "refused_by": None, "reason": None},
+            id="not-annotated-spread-would-sign-exact",
         ),
     ],
 )
@@ -294,7 +290,14 @@ def test_json_keys_are_documented(tmp_path: Path) -> None:
         "total",
         "scores",
     }
-    assert set(report["batching"]) == {"mode", "signable", "refused_by", "reason", "if_opted_in"}
+    assert set(report["batching"]) == {
+        "mode",
+        "signable",
+        "path",
+        "refused_by",
+        "reason",
+        "if_opted_in",
+    }
 
 
 @pytest.mark.parametrize(

@@ -120,6 +120,12 @@ COLLECTORS: list[tuple[str, str, set[str], Use]] = [
     ),
     ("batch_scheduler_batch_verified", "counter", set(), lambda m: m.batch_verified.inc()),
     (
+        "batch_scheduler_exact_batch",
+        "counter",
+        {"profile", "outcome"},
+        lambda m: m.exact_batch.labels(profile="p", outcome=L.ExactOutcome.PLACED).inc(),
+    ),
+    (
         "batch_scheduler_unsignable_pods",
         "counter",
         {"plugin"},
@@ -372,7 +378,26 @@ def test_exponential_buckets_refuses_bad_arguments(args: tuple[float, float, int
             },
             id="batch-flush-reason",
         ),
-        pytest.param(L.DivergenceKind, {"hint_infeasible", "lower_score"}, id="divergence"),
+        pytest.param(
+            L.DivergenceKind,
+            {"hint_infeasible", "lower_score", "exact_mismatch"},
+            id="divergence",
+        ),
+        pytest.param(
+            L.ExactOutcome,
+            {
+                "placed",
+                "built",
+                "no_state",
+                "nominated_pods",
+                "no_feasible_node",
+                "refused",
+                "dropped",
+                "recheck_failed",
+                "score_range",
+            },
+            id="exact-outcome",
+        ),
         pytest.param(L.BindResult, {"success", "conflict", "error"}, id="bind-result"),
     ],
 )

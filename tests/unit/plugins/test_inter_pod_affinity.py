@@ -15,6 +15,7 @@ from scheduler.framework import status as st
 from scheduler.framework.config import PluginSpec
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import FitError
+from scheduler.framework.interfaces import ExactOnly
 from scheduler.framework.profile import Profile, ScheduleResult
 from scheduler.model import parse
 from scheduler.plugins.inter_pod_affinity import InterPodAffinity
@@ -735,9 +736,10 @@ def test_args_accepted(args: Raw, weight: int, ignore: bool) -> None:
         pytest.param(pod(anti_preferred=[PREFER_SCAN_REGION]), id="preferred-anti-affinity"),
     ],
 )
-def test_sign_pod_with_terms_is_unsignable(incoming: Raw) -> None:
-    """Any pod (anti-)affinity term makes the pod unsignable."""
-    assert plugin(Snapshot()).sign_pod(parse.pod_from_raw(incoming)) is None
+def test_sign_pod_with_terms_is_exact_only(incoming: Raw) -> None:
+    """Any pod (anti-)affinity term makes the pod one only the exact batch serves (kube's
+    batching cannot: unsignable there)."""
+    assert isinstance(plugin(Snapshot()).sign_pod(parse.pod_from_raw(incoming)), ExactOnly)
 
 
 def test_sign_pod_is_namespace_and_sorted_labels() -> None:

@@ -15,6 +15,7 @@ from scheduler.framework import status as st
 from scheduler.framework.config import PluginSpec
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import FitError
+from scheduler.framework.interfaces import ExactOnly
 from scheduler.framework.profile import Profile, ScheduleResult
 from scheduler.model import parse
 from scheduler.plugins import pod_topology_spread as pts
@@ -846,8 +847,8 @@ LIST_ARGS = {"defaultingType": "List", "defaultConstraints": [_default()]}
         pytest.param(
             {"defaultingType": "List"}, make_pod("p"), True, id="empty-list-defaulting-is-signable"
         ),
-        pytest.param({}, incoming(HARD_ZONE), False, id="hard-constraint-is-unsignable"),
-        pytest.param({}, incoming(SOFT_ZONE), False, id="soft-constraint-is-unsignable"),
+        pytest.param({}, incoming(HARD_ZONE), False, id="hard-constraint-is-exact-only"),
+        pytest.param({}, incoming(SOFT_ZONE), False, id="soft-constraint-is-exact-only"),
         pytest.param(
             LIST_ARGS,
             make_pod("p", labels={"app": "web"}),
@@ -858,12 +859,11 @@ LIST_ARGS = {"defaultingType": "List", "defaultConstraints": [_default()]}
     ],
 )
 def test_sign_pod(args: Raw, pod: Raw, signable: bool) -> None:
-    """Pods with constraints cannot be signed (KEP-5598); without them, and with no Service
-    or controller selecting them, no default applies and they sign as ``()``."""
+    """Pods with constraints sign only for the exact batch (``ExactOnly``: kube's KEP-5598
+    batching cannot serve them); without them, and with no Service or controller selecting
+    them, no default applies and they sign as ``()``."""
     fragment = plugin(Snapshot(), args).sign_pod(parse.pod_from_raw(pod))
-    assert (fragment is not None) is signable
-    if signable:
-        assert fragment == ()
+    assert fragment == () if signable else isinstance(fragment, ExactOnly)
 
 
 def test_sign_pod_ignores_labels_and_namespace() -> None:

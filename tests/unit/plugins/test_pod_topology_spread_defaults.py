@@ -16,6 +16,7 @@ from scheduler.cache.snapshot import Snapshot
 from scheduler.framework import status as st
 from scheduler.framework.config import PluginSpec
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interfaces import ExactOnly
 from scheduler.framework.profile import Profile, ScheduleResult
 from scheduler.model import parse
 from scheduler.model.labels import LabelSelector, Operator, Requirement
@@ -655,11 +656,11 @@ def test_sign_pod(
     services: tuple[tuple[str, dict[str, str] | None], ...],
     signable: bool,
 ) -> None:
-    """Unsignable exactly when some constraint applies (own, or defaults with a non-empty
+    """Exact-only exactly when some constraint applies (own, or defaults with a non-empty
     DefaultSelector); otherwise ``()``, since the plugin then reads nothing of the pod."""
     snap = cluster([], services=services, replica_sets=(("rs1", FOO_EXISTS_RAW),))
     fragment = plugin(snap, args).sign_pod(parse.pod_from_raw(pod))
-    assert fragment == (() if signable else None)
+    assert fragment == () if signable else isinstance(fragment, ExactOnly)
 
 
 def test_sign_pod_reads_the_live_workloads() -> None:
@@ -677,6 +678,6 @@ def test_sign_pod_reads_the_live_workloads() -> None:
             {"metadata": {"name": "web", "namespace": NS}, "spec": {"selector": WEB}}
         )
     )
-    assert pl.sign_pod(pod) is None
+    assert isinstance(pl.sign_pod(pod), ExactOnly)
     snap.workloads.remove_service(NS, "web")
     assert pl.sign_pod(pod) == ()

@@ -1,0 +1,533 @@
+"""ExactBatch: spread and self-affinity pods placed exactly where a full pass would place them.
+
+kube's batching (batch.py) hints the next node of a kept ranking and rescores one node; it
+is wrong for pods whose PodTopologySpread or InterPodAffinity verdicts and scores change on
+nodes other than the one the last pod went to, so kube refuses to sign them. The exact
+batch serves exactly those signatures (``signature.is_exact``), and for each pod returns
+the node, the evaluated count, the ``next_start`` and the random draw of a full pass
+(``Profile.schedule``) on the same cluster with the same selector. Its argument:
+
+1. **Live counts.** For one signature the CycleState of a PreFilter (and what PreScore
+   counts, ``ExactDomainPlugin.exact_begin``) is kept and moved by every pod a NodeInfo
+   gains or loses — our assume and forget, the watch's confirmations, other schedulers'
+   pods, deletions — through ``cache.changes``, by the plugins' own AddPod/RemovePod rules
+   (``exact_update``). A change it cannot follow (a node or namespace, a new topology key)
+   drops the state.
+2. **Node-local parts.** Every other Filter and Score plugin reads only the pod and the
+   node it is asked about (``NODE_LOCAL`` below; a profile with any other plugin has no
+   exact batch). Per node the state keeps whether those filters pass (``ok``), the
+   weighted sum of the scores that are not normalized (``u``), and the raw scores of
+   the normalized ones (TaintToleration, NodeAffinity: static while nodes do not change).
+   A pod added to or removed from node n changes them on n only.
+3. **Groups.** A node's key is those static raws plus what the domain plugins read of it
+   (``exact_node_key``: its zone, its own hostname counts). Equal keys mean equal verdicts
+   and equal raw scores from every normalized plugin; the normalizers (min and max over
+   the scored raws, the ignored flag) then give equal normalized scores, so two nodes of a
+   group differ only by ``u``. A cycle computes verdicts, PreScore (weights from how many
+   scored nodes and domains there are), raws and normalization once per group, with the
+   plugins' own functions on one node of the group (``exact_pre_score``, ``score``,
+   ``normalize_score``), and adds ``u`` per node.
+4. **Selection.** Every feasible node scored (F ≤ num_feasible_nodes_to_find): the best
+   total is a group's base plus its largest ``u``; the tied nodes are drawn from with one
+   ``rng.choice`` over their count, the i-th taken in rotated order from ``next_start``,
+   as ``pick_top`` draws over the rotated feasible list; ``next_start`` moves as
+   ``find_feasible`` moves it. Sampling (F > to_find, kube's adaptive
+   percentageOfNodesToScore): the rotated order is walked with two lookups per node until
+   to_find nodes are feasible, and that window is scored by group as above.
+5. **Recheck.** The chosen node passes every Filter against the live state before it is
+   used (DESIGN.md's invariant); a failure would be a bug: counted, state dropped, full pass.
+
+Whatever this cannot prove falls back to the full pass, counted by reason
+(``batch_scheduler_exact_batch_total``): no state yet, nominated pods, no feasible node
+(the full pass writes kube's Diagnosis), a state that cannot be built or was dropped.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from scheduler.framework import selection
+from scheduler.framework import status as st
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, ExactDomainPlugin
+from scheduler.framework.profile import ScheduleResult
+from scheduler.metrics.labels import ExactOutcome
+from scheduler.plugins import names
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
+
+    from scheduler.batching.signature import Signature
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.framework.interfaces import FilterPlugin
+    from scheduler.framework.profile import Profile, WeightedScore
+    from scheduler.metrics import Metrics
+    from scheduler.model.pod import Pod
+
+NODE_LOCAL_FILTERS = frozenset(
+    {
+        names.NODE_NAME,
+        names.NODE_UNSCHEDULABLE,
+        names.TAINT_TOLERATION,
+        names.NODE_AFFINITY,
+        names.NODE_PORTS,
+        names.NODE_RESOURCES_FIT,
+        names.VOLUME_RESTRICTIONS,
+        names.NODE_VOLUME_LIMITS,
+        names.VOLUME_BINDING,
+        names.VOLUME_ZONE,
+    }
+)
+"""Filters that read only the pod and the node asked about (exact pods have no claims)."""
+
+NODE_LOCAL_SCORES = frozenset(
+    {
+        names.NODE_RESOURCES_FIT,
+        names.NODE_RESOURCES_BALANCED_ALLOCATION,
+        names.IMAGE_LOCALITY,
+        names.VOLUME_BINDING,
+    }
+)
+"""Scores of one node that are not normalized (ImageLocality reads node counts: static)."""
+
+STATIC_NORMALIZED_SCORES = frozenset({names.TAINT_TOLERATION, names.NODE_AFFINITY})
+"""Normalized scores whose raw reads only the Node object: fixed while no node changes."""
+
+DOMAIN_PLUGINS = frozenset({names.POD_TOPOLOGY_SPREAD, names.INTER_POD_AFFINITY})
+
+
+def exact_capable(profile: Profile) -> bool:
+    """Whether every Filter and Score plugin of ``profile`` has a contract above."""
+    for plugin in profile.filter_plugins:
+        if plugin.name in DOMAIN_PLUGINS:
+            if not isinstance(plugin, ExactDomainPlugin):
+                return False
+        elif plugin.name not in NODE_LOCAL_FILTERS:
+            return False
+    for weighted in profile.score_plugins:
+        name = weighted.plugin.name
+        if name in DOMAIN_PLUGINS:
+            if not isinstance(weighted.plugin, ExactDomainPlugin):
+                return False
+        elif weighted.normalizer is None:
+            if name not in NODE_LOCAL_SCORES:
+                return False
+        elif name not in STATIC_NORMALIZED_SCORES:
+            return False
+    return True
+
+
+@dataclass(slots=True)
+class _Group:
+    """The nodes of one key that pass the node-local filters, by ``u``."""
+
+    by_u: dict[int, list[int]] = field(default_factory=dict)
+    """``u`` → positions of the members with it, ascending."""
+    size: int = 0
+
+    def add(self, u: int, pos: int) -> None:
+        members = self.by_u.get(u)
+        if members is None:
+            self.by_u[u] = [pos]
+        else:
+            insort(members, pos)
+        self.size += 1
+
+    def remove(self, u: int, pos: int) -> None:
+        members = self.by_u[u]
+        del members[bisect_left(members, pos)]
+        if not members:
+            del self.by_u[u]
+        self.size -= 1
+
+    def any_member(self) -> int:
+        return next(iter(self.by_u.values()))[0]
+
+
+class _Live:
+    """The state of one signature: live counts, per-node parts and groups."""
+
+    __slots__ = (
+        "domain",
+        "domain_filters",
+        "groups",
+        "key",
+        "local_filters",
+        "nodes",
+        "ok",
+        "pod",
+        "pos",
+        "scores",
+        "signature",
+        "state",
+        "static",
+        "u",
+        "u_scores",
+    )
+
+    def __init__(self, signature: Signature, pod: Pod, state: CycleState, nodes: list[NodeInfo]):
+        self.signature = signature
+        self.pod = pod
+        self.state = state
+        self.nodes = nodes
+        self.pos = {info.name: i for i, info in enumerate(nodes)}
+        self.domain: list[ExactDomainPlugin] = []
+        self.local_filters: list[FilterPlugin] = []
+        self.domain_filters: list[FilterPlugin] = []
+        self.scores: list[WeightedScore] = []
+        """Active normalized score plugins, in profile order (static, then domain ones)."""
+        self.static: list[WeightedScore] = []
+        self.u_scores: list[WeightedScore] = []
+        self.ok: list[bool] = []
+        self.u: list[int] = []
+        self.key: list[Hashable] = []
+        self.groups: dict[Hashable, _Group] = {}
+
+
+MAX_LIVE = 4
+"""Signatures kept live at once per profile (the least recently used goes): pods of a few
+workloads that arrive interleaved each keep their state."""
+
+
+class ExactBatch:
+    """One profile's exact batch: a live state for each of its recent signatures."""
+
+    def __init__(self, profile: Profile, metrics: Metrics) -> None:
+        self.profile = profile
+        self.metrics = metrics
+        self.lives: dict[Signature, _Live] = {}
+        """Live states, least recently used first."""
+        self._seen: dict[Signature, None] = {}
+        """Signatures placed by a full pass since the last node change (the latest
+        ``MAX_REMEMBERED``): the next pod of one of them builds a state, so that a lone pod
+        never pays for one."""
+        self._refused: dict[Signature, None] = {}
+        """Signatures whose state could not be built (until a node changes)."""
+        profile.snapshot.changes.observers.append(self)
+
+    # -- cluster changes (cache.changes.ChangeObserver) ---------------------------------
+
+    def pod_changed(self, pod: Pod, info: NodeInfo, delta: int) -> None:
+        if not self.lives:
+            return
+        for signature, live in list(self.lives.items()):
+            if not self._follow(live, pod, info, delta):
+                self._drop(signature)
+
+    def _follow(self, live: _Live, pod: Pod, info: NodeInfo, delta: int) -> bool:
+        for plugin in live.domain:
+            if not plugin.exact_update(live.state, live.pod, pod, info, delta):
+                return False
+        pos = live.pos.get(info.name) if info.node is not None else None
+        return pos is None or live.nodes[pos] is not info or self._refresh(live, pos)
+
+    def nodes_changed(self) -> None:
+        self._refused.clear()
+        self._seen.clear()
+        for signature in list(self.lives):
+            self._drop(signature)
+
+    def _drop(self, signature: Signature) -> None:
+        del self.lives[signature]
+        self._count(ExactOutcome.DROPPED)
+
+    # -- one cycle -------------------------------------------------------------------------
+
+    def schedule(self, pod: Pod, signature: Signature) -> tuple[ScheduleResult, CycleState] | None:
+        """The node a full pass would choose for ``pod``, with the selector moved as it would
+        move it, and the CycleState for Reserve; None: run the full pass instead."""
+        profile = self.profile
+        nominator = profile.nominator
+        if nominator is not None and nominator.nominated_node_names():
+            self._count(ExactOutcome.NOMINATED_PODS)
+            return None
+        live = self.lives.pop(signature, None)
+        if live is None:
+            if signature not in self._seen or signature in self._refused:
+                _remember(self._seen, signature)
+                self._count(ExactOutcome.NO_STATE)
+                return None
+            live = self._build(pod, signature)
+            if live is None:
+                _remember(self._refused, signature)
+                self._count(ExactOutcome.REFUSED)
+                return None
+            if len(self.lives) >= MAX_LIVE:
+                del self.lives[next(iter(self.lives))]
+            self._count(ExactOutcome.BUILT)
+        self.lives[signature] = live  # the most recently used now
+        selector = profile.selector
+        saved = (selector.next_start, selector.rng.getstate())
+        outcome = self._choose(live, pod)
+        if isinstance(outcome, ExactOutcome):
+            selector.next_start, _ = saved
+            selector.rng.setstate(saved[1])
+            self._count(outcome)
+            return None
+        state = live.state
+        if not profile.run_filters(state, pod, outcome.node).is_success:
+            selector.next_start, _ = saved
+            selector.rng.setstate(saved[1])
+            del self.lives[signature]
+            self._count(ExactOutcome.RECHECK_FAILED)
+            return None
+        self._count(ExactOutcome.PLACED)
+        return outcome, state.clone()
+
+    def _count(self, outcome: ExactOutcome) -> None:
+        self.metrics.exact_batch.labels(profile=self.profile.scheduler_name, outcome=outcome).inc()
+
+    # -- building ------------------------------------------------------------------------
+
+    def _build(self, pod: Pod, signature: Signature) -> _Live | None:
+        profile = self.profile
+        state = CycleState()
+        allowed, status = profile.run_pre_filter(state, pod)
+        if not status.is_success or allowed.node_names is not None:
+            return None
+        live = _Live(signature, pod, state, list(profile.snapshot.node_infos))
+        skip = state.skip_filter_plugins
+        for plugin in profile.plugins:
+            if plugin.name in DOMAIN_PLUGINS and isinstance(plugin, ExactDomainPlugin):
+                if not plugin.exact_begin(state, pod):
+                    return None
+                live.domain.append(plugin)
+        for plugin in profile.filter_plugins:
+            if plugin.name in skip:
+                continue
+            if plugin.name in DOMAIN_PLUGINS:
+                live.domain_filters.append(plugin)
+            else:
+                live.local_filters.append(plugin)
+        nodes = live.nodes
+        for pre_score in profile.pre_score_plugins:
+            if pre_score.name in DOMAIN_PLUGINS:
+                continue
+            result = pre_score.pre_score(state, pod, nodes)  # reads the pod only
+            if result.code is st.Code.SKIP:
+                state.skip_score_plugins.add(pre_score.name)
+            elif not result.is_success:
+                return None
+        for weighted in profile.active_score_plugins(state):
+            if weighted.plugin.name in DOMAIN_PLUGINS:
+                live.scores.append(weighted)
+            elif weighted.normalizer is None:
+                live.u_scores.append(weighted)
+            else:
+                live.static.append(weighted)
+                live.scores.append(weighted)
+        for pos in range(len(nodes)):
+            live.ok.append(False)
+            live.u.append(0)
+            live.key.append(None)
+            if not self._refresh(live, pos, new=True):
+                return None
+        return live
+
+    def _refresh(self, live: _Live, pos: int, *, new: bool = False) -> bool:
+        """Recompute node ``pos``'s parts and move it between groups; False: a Filter
+        errs or a score is out of range there (the full pass reports that)."""
+        info = live.nodes[pos]
+        state, pod = live.state, live.pod
+        ok = True
+        for plugin in live.local_filters:
+            status = plugin.filter(state, pod, info)
+            if status is st.SUCCESS or status.code is st.Code.SUCCESS:
+                continue
+            if status.code is st.Code.ERROR:
+                return False
+            ok = False
+            break
+        u = 0
+        for weighted in live.u_scores:
+            raw = weighted.plugin.score(state, pod, info)
+            if raw > MAX_NODE_SCORE or raw < MIN_NODE_SCORE:
+                return False
+            u += raw * weighted.weight
+        key = (
+            tuple(w.plugin.score(state, pod, info) for w in live.static),
+            tuple(plugin.exact_node_key(state, pod, info) for plugin in live.domain),
+        )
+        if not new and live.ok[pos]:
+            live.groups[live.key[pos]].remove(live.u[pos], pos)
+        live.ok[pos], live.u[pos], live.key[pos] = ok, u, key
+        if ok:
+            group = live.groups.get(key)
+            if group is None:
+                group = live.groups[key] = _Group()
+            group.add(u, pos)
+        return True
+
+    # -- choosing ------------------------------------------------------------------------
+
+    def _choose(self, live: _Live, pod: Pod) -> ScheduleResult | ExactOutcome:
+        profile = self.profile
+        nodes = live.nodes
+        count = len(nodes)
+        selector = profile.selector
+        start = selector.next_start % count
+        to_find = selection.num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, count)
+        verdicts: dict[Hashable, bool] = {}
+        for key, group in live.groups.items():
+            if group.size:
+                verdicts[key] = self._passes(live, pod, nodes[group.any_member()])
+        feasible = sum(live.groups[key].size for key, ok in verdicts.items() if ok)
+        if feasible == 0:
+            return ExactOutcome.NO_FEASIBLE_NODE
+        if feasible > to_find or len(verdicts) > max(32, count // 8):
+            return self._walk(live, pod, start, to_find, verdicts)
+        keys = [key for key, ok in verdicts.items() if ok]
+        groups = [live.groups[key] for key in keys]
+        processed = _last_rotated(groups, start, count) + 1 if feasible == to_find else count
+        selector.next_start = (selector.next_start + processed) % count
+        if feasible == 1:
+            pos = groups[0].any_member()
+            return ScheduleResult(nodes[pos], processed, 1, None, 0)
+        reps = [nodes[g.any_member()] for g in groups]
+        bases = self._bases(live, pod, reps, [g.size for g in groups])
+        if bases is None:
+            return ExactOutcome.SCORE_RANGE
+        tops = [base + max(g.by_u) for base, g in zip(bases, groups, strict=True)]
+        best = max(tops)
+        tied = [
+            g.by_u[best - base]
+            for base, g in zip(bases, groups, strict=True)
+            if best - base in g.by_u
+        ]
+        ties = sum(len(members) for members in tied)
+        index = 0 if ties == 1 else selector.rng.choice(range(ties))
+        pos = _kth_rotated(tied, start, count, index)
+        return ScheduleResult(nodes[pos], processed, feasible, None, 0)
+
+    def _passes(self, live: _Live, pod: Pod, info: NodeInfo) -> bool:
+        state = live.state
+        for plugin in live.domain_filters:
+            status = plugin.filter(state, pod, info)
+            if status is not st.SUCCESS and status.code is not st.Code.SUCCESS:
+                return False
+        return True
+
+    def _walk(
+        self, live: _Live, pod: Pod, start: int, to_find: int, verdicts: dict[Hashable, bool]
+    ) -> ScheduleResult | ExactOutcome:
+        """The rotated order walked as ``find_feasible`` walks it, two lookups a node."""
+        nodes, ok, key = live.nodes, live.ok, live.key
+        count = len(nodes)
+        window: list[int] = []
+        processed = 0
+        for step in range(count):
+            pos = start + step
+            if pos >= count:
+                pos -= count
+            processed += 1
+            if ok[pos] and verdicts[key[pos]]:
+                window.append(pos)
+                if len(window) >= to_find:
+                    break
+        selector = self.profile.selector
+        selector.next_start = (selector.next_start + processed) % count
+        if len(window) == 1:
+            return ScheduleResult(nodes[window[0]], processed, 1, None, 0)
+        sizes: dict[Hashable, int] = {}
+        first: dict[Hashable, int] = {}
+        for pos in window:
+            k = key[pos]
+            if k in sizes:
+                sizes[k] += 1
+            else:
+                sizes[k] = 1
+                first[k] = pos
+        keys = list(sizes)
+        bases = self._bases(live, pod, [nodes[first[k]] for k in keys], [sizes[k] for k in keys])
+        if bases is None:
+            return ExactOutcome.SCORE_RANGE
+        base_of = dict(zip(keys, bases, strict=True))
+        u = live.u
+        totals = [base_of[key[pos]] + u[pos] for pos in window]
+        chosen = selection.pick_top(totals, selector.rng)
+        return ScheduleResult(nodes[window[chosen]], processed, len(window), None, 0)
+
+    def _bases(
+        self,
+        live: _Live,
+        pod: Pod,
+        reps: Sequence[NodeInfo],
+        sizes: Sequence[int],
+    ) -> list[int] | None:
+        """Per scored group (one node of it in ``reps``, ``sizes`` of them scored): the
+        weighted sum of the normalized scores, which every member shares; None: a score
+        out of range."""
+        state = live.state
+        skipped: set[str] = set()
+        for plugin in live.domain:
+            status = plugin.exact_pre_score(state, pod, reps, sizes)
+            if status.code is st.Code.SKIP:
+                skipped.add(plugin.name)
+            elif not status.is_success:
+                return None
+        bases = [0] * len(reps)
+        for weighted in live.scores:
+            scorer = weighted.plugin
+            if scorer.name in skipped:
+                continue
+            column = [scorer.score(state, pod, info) for info in reps]
+            normalizer = weighted.normalizer
+            if (
+                normalizer is not None
+                and not normalizer.normalize_score(state, pod, reps, column).is_success
+            ):
+                return None
+            if max(column) > MAX_NODE_SCORE or min(column) < MIN_NODE_SCORE:
+                return None
+            weight = weighted.weight
+            for i, value in enumerate(column):
+                bases[i] += value * weight
+        return bases
+
+
+MAX_REMEMBERED = 256
+
+
+def _remember(signatures: dict[Signature, None], signature: Signature) -> None:
+    signatures[signature] = None
+    if len(signatures) > MAX_REMEMBERED:
+        del signatures[next(iter(signatures))]
+
+
+def _last_rotated(groups: Sequence[_Group], start: int, count: int) -> int:
+    """The rotated index, from ``start``, of the last member of ``groups`` in that order."""
+    last = -1
+    for group in groups:
+        for members in group.by_u.values():
+            below = bisect_left(members, start)
+            pos = members[below - 1] if below else members[-1]
+            last = max(last, (pos - start) % count)
+    return last
+
+
+def _kth_rotated(lists: Sequence[list[int]], start: int, count: int, k: int) -> int:
+    """The position of the ``k``-th (from 0) element of the sorted ``lists`` together, in
+    rotated order from ``start``: binary search on the rotated index."""
+    low, high = 0, count - 1
+    while low < high:
+        middle = (low + high) // 2
+        if _count_rotated_up_to(lists, start, count, middle) > k:
+            high = middle
+        else:
+            low = middle + 1
+    return (start + low) % count
+
+
+def _count_rotated_up_to(lists: Sequence[list[int]], start: int, count: int, last: int) -> int:
+    """How many elements have a rotated index ≤ ``last``."""
+    end = start + last + 1
+    total = 0
+    for members in lists:
+        if end <= count:
+            total += bisect_left(members, end) - bisect_left(members, start)
+        else:
+            total += len(members) - bisect_left(members, start)
+            total += bisect_left(members, end - count)
+    return total
