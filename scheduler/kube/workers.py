@@ -195,6 +195,7 @@ class WorkerPool(Generic[T]):
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        self._live = 0  # a worker cancelled before its first step never ran its finally
         self._idle.set()
         return left
 

@@ -157,6 +157,17 @@ async def test_stop_cancels_work_and_returns_what_never_started() -> None:
     assert await pool.drain(0.0)
 
 
+async def test_stop_right_after_submit_returns_the_item_and_counts_no_worker() -> None:
+    """A worker cancelled before it ever ran leaves no live count behind."""
+    work = Work()
+    pool = WorkerPool("test", work, limit=2)
+    pool.submit("a")
+    assert pool.live == 1
+    assert await pool.stop() == ["a"]
+    assert pool.live == 0
+    assert work.cancelled == []
+
+
 def test_limit_below_one_is_refused() -> None:
     """A limit of 0 would never run anything: refused, naming the pool."""
 
