@@ -3,9 +3,10 @@
 The KubeSchedulerConfiguration file (``app.config_file`` → ``framework.config``) describes
 *how to decide* (profiles, plugins, backoff, leader-election timings); these settings
 describe *the process*: where the cluster is, which batching mode, how binds and reports are
-written, where to serve metrics. The CLI builds them from flags (``cli.main``, whose
-defaults are read from these dataclasses), the demo and the end-to-end tests build them
-directly, and ``app.runtime`` consumes them. Logging is configured by the CLI before any of
+written, how metrics are served (HTTPS as kube-scheduler serves them, or plain HTTP for local
+use). The CLI builds them from flags (``cli.main``, whose defaults are read from these
+dataclasses), the demo and the end-to-end tests build them directly, and ``app.runtime``
+consumes them. Logging is configured by the CLI before any of
 this runs (``logs.setup``).
 
 Plain frozen dataclasses with attribute docstrings (kopf's settings style): every field has
@@ -15,6 +16,7 @@ beside the code it configures and is the one source of its defaults.
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -48,8 +50,28 @@ class SchedulerSettings:
     """Bind concurrency, timeout and retries."""
     reporter: ReporterOptions = field(default_factory=ReporterOptions)
     """Event and condition writing: queue size, writers, de-duplication window, retries."""
-    metrics_addr: str = "127.0.0.1:10259"
-    """``HOST:PORT`` of /metrics, /healthz and /readyz; port 0 picks a free one; empty: off."""
+    secure_port: int = 10259
+    """kube-scheduler's ``--secure-port``: HTTPS for /metrics (delegated authentication and
+    authorization), /healthz, /readyz, /livez and /configz; 0: no HTTPS at all."""
+    bind_address: str = "0.0.0.0"
+    """kube-scheduler's ``--bind-address``: the IP address the secure port listens on
+    (``0.0.0.0`` or ``::``: every interface)."""
+    tls_cert_file: Path | None = None
+    """kube-scheduler's ``--tls-cert-file``: the serving certificate (PEM, intermediates after
+    it); None: a self-signed one for ``localhost``/``127.0.0.1``, made at start."""
+    tls_private_key_file: Path | None = None
+    """kube-scheduler's ``--tls-private-key-file``: the key of ``tls_cert_file``."""
+    authentication_kubeconfig: Path | None = None
+    """kube-scheduler's ``--authentication-kubeconfig``: where TokenReviews are created; None:
+    the in-cluster service account if there is one, else every token is anonymous."""
+    authorization_kubeconfig: Path | None = None
+    """kube-scheduler's ``--authorization-kubeconfig``: where SubjectAccessReviews are
+    created; None: the in-cluster service account if there is one, else only the always
+    allowed paths (/healthz, /readyz, /livez) are served."""
+    metrics_addr: str = ""
+    """``--metrics-addr HOST:PORT``: the same endpoints over plain HTTP with no authentication,
+    for local use (the demo, tests, a port-forward); port 0 picks a free one; empty: off.
+    kube-scheduler has no plain-HTTP port."""
     leader_elect: bool | None = None
     """Lease-based leader election; None: as the configuration file says (default off)."""
     identity: str | None = None
@@ -74,6 +96,18 @@ class SchedulerSettings:
             raise SettingsError("shutdown_timeout", "must be >= 0")
         if self.controller.resync_interval < 0:
             raise SettingsError("controller.resync_interval", "must be >= 0")
+        if not 0 <= self.secure_port <= 65535:
+            raise SettingsError("secure_port", f"must be 0..65535, got {self.secure_port}")
+        try:
+            ipaddress.ip_address(self.bind_address)
+        except ValueError:
+            raise SettingsError(
+                "bind_address", f"must be an IP address, got {self.bind_address!r}"
+            ) from None
+        if (self.tls_cert_file is None) != (self.tls_private_key_file is None):
+            raise SettingsError(
+                "tls_cert_file", "tls_cert_file and tls_private_key_file go together"
+            )
         if self.metrics_addr:
             parse_address(self.metrics_addr, field="metrics_addr")
 

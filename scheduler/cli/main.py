@@ -45,10 +45,35 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="Lease-based leader election (default: as the config file says, else off)",
     )
+    # Serving, named as kube-scheduler's flags (app/settings.py documents each).
+    run.add_argument(
+        "--secure-port",
+        type=int,
+        help="HTTPS port of /metrics (delegated authn/authz), /healthz, /readyz, /livez, "
+        "/configz (default 10259); 0: no HTTPS",
+    )
+    run.add_argument(
+        "--bind-address", metavar="IP", help="IP address of the secure port (default 0.0.0.0)"
+    )
+    run.add_argument(
+        "--tls-cert-file", type=Path, help="serving certificate (default: self-signed)"
+    )
+    run.add_argument("--tls-private-key-file", type=Path, help="key of --tls-cert-file")
+    run.add_argument(
+        "--authentication-kubeconfig",
+        type=Path,
+        help="kubeconfig for TokenReviews (default: in-cluster, else tokens are anonymous)",
+    )
+    run.add_argument(
+        "--authorization-kubeconfig",
+        type=Path,
+        help="kubeconfig for SubjectAccessReviews (default: in-cluster)",
+    )
     run.add_argument(
         "--metrics-addr",
         metavar="HOST:PORT",
-        help="serve /metrics, /healthz, /readyz here (default 127.0.0.1:10259); empty: off",
+        help="also serve the endpoints over plain HTTP, unauthenticated, for local use "
+        "(default: off)",
     )
     run.add_argument("--log-format", choices=("json", "console"), default="json")
     run.add_argument("--log-level", default="info")
@@ -249,7 +274,15 @@ def _run(args: argparse.Namespace) -> int:
             binder=BinderOptions(**_given(concurrency=args.bind_concurrency)),
             leader_elect=args.leader_elect,
             controller=ControllerOptions(**_given(resync_interval=args.resync_interval)),
-            **_given(metrics_addr=args.metrics_addr),
+            **_given(
+                metrics_addr=args.metrics_addr,
+                secure_port=args.secure_port,
+                bind_address=args.bind_address,
+                tls_cert_file=args.tls_cert_file,
+                tls_private_key_file=args.tls_private_key_file,
+                authentication_kubeconfig=args.authentication_kubeconfig,
+                authorization_kubeconfig=args.authorization_kubeconfig,
+            ),
         )
         settings.validate()
     except SettingsError as exc:
