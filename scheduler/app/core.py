@@ -55,6 +55,7 @@ def build_scheduler(
         clock=clock,
         initial_backoff=config.pod_initial_backoff_seconds,
         max_backoff=config.pod_max_backoff_seconds,
+        max_unschedulable_seconds=config.pod_max_in_unschedulable_pods_seconds,
         max_group=max_group,
     )
     return Scheduler(

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import signal
 from typing import TYPE_CHECKING, Any
 
@@ -101,16 +100,20 @@ class Runtime:
     async def run(self) -> None:
         """Run until :meth:`stop` or a signal; raises if a part fails."""
         settings = self.settings
-        # kopf logs every handled event at INFO ("Handler ... succeeded"): one line per pod
-        # event would drown ours. Its warnings and errors still come through; at debug level
-        # everything does.
-        if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
-            logging.getLogger("kopf.objects").setLevel(logging.WARNING)
         _quiet_kopf_watch_finalizer(asyncio.get_running_loop())
-        kubeconfig = str(settings.kubeconfig) if settings.kubeconfig is not None else None
+        connection = self.config.client_connection
+        # --kubeconfig wins over clientConnection.kubeconfig (kube-scheduler ignores the flag
+        # when --config is given; an explicit flag is the likelier intent).
+        flag = settings.kubeconfig
+        kubeconfig = str(flag) if flag is not None else connection.kubeconfig or None
         # The identity in the User-Agent tells the API server's audit log (and the emulator's
         # /sim/stats) which replica sent a request, e.g. which one bound a pod.
-        client = await create_client(kubeconfig, user_agent=f"{USER_AGENT} ({self.identity})")
+        client = await create_client(
+            kubeconfig,
+            user_agent=f"{USER_AGENT} ({self.identity})",
+            qps=connection.qps,
+            burst=connection.burst,
+        )
         binder = Binder(client, settings.binder)
         # Each eviction asks the leading gate first: after the lease is lost, queued
         # preemptions are dropped rather than written by a replica that no longer leads.

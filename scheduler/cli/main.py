@@ -10,11 +10,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scheduler import __version__
 from scheduler.batching.signature import BatchingMode
+from scheduler.cli import kube_flags
 from scheduler.framework.config import DEFAULT_SCHEDULER_NAME, ConfigError
+
+if TYPE_CHECKING:
+    from scheduler.framework.config import SchedulerConfig
 
 
 def _batching(value: str) -> BatchingMode:
@@ -75,11 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="also serve the endpoints over plain HTTP, unauthenticated, for local use "
         "(default: off)",
     )
-    run.add_argument("--log-format", choices=("json", "console"), default="json")
-    run.add_argument("--log-level", default="info")
+    kube_flags.add_arguments(run)
     # Flags left out take the settings' defaults (app/settings.py and the options classes
     # it nests): one source for every default.
-    run.add_argument("--bind-concurrency", type=int, help="bind calls in flight at once")
+    run.add_argument(
+        "--bind-concurrency",
+        type=int,
+        help="bind calls in flight at once (default: the config's parallelism, 16)",
+    )
     run.add_argument("--max-batch-age", type=float, help="seconds a batch state may be reused")
     run.add_argument(
         "--batching-verify-ratio",
@@ -262,6 +269,18 @@ def _run(args: argparse.Namespace) -> int:
         print(f"batch-scheduler: --kubeconfig: no such file: {args.kubeconfig}", file=sys.stderr)
         return 2
     try:
+        configure_logging(fmt=kube_flags.log_format(args), level=kube_flags.log_level(args))
+    except ValueError as exc:  # an unknown level
+        return _bad_input(f"--log-level: {exc}")
+    try:
+        config = read_config(args.config, scheduler_name=args.scheduler_name)
+    except ConfigError as exc:
+        return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
+    try:
+        config = kube_flags.apply_to(config, args)
+    except ConfigError as exc:  # a flag's value, or the file's value the flag clashes with
+        return _bad_input(exc)
+    try:
         settings = SchedulerSettings(
             kubeconfig=args.kubeconfig,
             batching=BatchingSettings(
@@ -271,7 +290,13 @@ def _run(args: argparse.Namespace) -> int:
                     verify_ratio=args.batching_verify_ratio,
                 )
             ),
-            binder=BinderOptions(**_given(concurrency=args.bind_concurrency)),
+            # kube's parallelism bounds its Filter/Score workers; ours filter and score on
+            # one thread, so it bounds the next parallel thing, binds in flight.
+            binder=BinderOptions(
+                concurrency=config.parallelism
+                if args.bind_concurrency is None
+                else args.bind_concurrency
+            ),
             leader_elect=args.leader_elect,
             controller=ControllerOptions(**_given(resync_interval=args.resync_interval)),
             **_given(
@@ -287,12 +312,8 @@ def _run(args: argparse.Namespace) -> int:
         settings.validate()
     except SettingsError as exc:
         return _bad_input(exc)
+    _log_notes(config)
     try:
-        configure_logging(fmt=args.log_format, level=args.log_level)
-    except ValueError as exc:  # an unknown level
-        return _bad_input(f"--log-level: {exc}")
-    try:
-        config = read_config(args.config, scheduler_name=args.scheduler_name)
         asyncio.run(runtime.run(settings, config))
     except ConfigError as exc:  # plugin args are validated when the profiles are built
         return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
@@ -306,6 +327,18 @@ def _run(args: argparse.Namespace) -> int:
         logs.get_logger(__name__).exception("scheduler_failed")
         return 1
     return 0
+
+
+def _log_notes(config: SchedulerConfig) -> None:
+    """One line per configuration field accepted without the effect it has in kube."""
+    from scheduler import logs
+    from scheduler.framework.config_component import notes
+
+    log = logs.get_logger(__name__)
+    for note in notes(config):
+        (log.warning if note.warning else log.info)(
+            "config_field_note", field=note.path, note=note.message
+        )
 
 
 def _demo(args: argparse.Namespace) -> int:

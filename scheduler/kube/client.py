@@ -39,6 +39,7 @@ from kubernetes import config as k8s_config
 
 from scheduler import logs
 from scheduler.kube import errors
+from scheduler.kube.rate_limit import TokenBucket
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -126,8 +127,12 @@ class ApiClient:
         pool_size: int = 64,
         default_namespace: str | None = None,
         user_agent: str = USER_AGENT,
+        rate_limit: TokenBucket | None = None,
     ) -> None:
         self._config = configuration
+        self.rate_limit = rate_limit
+        """``clientConnection.qps``/``burst``: taken once per attempt, retries included, as
+        client-go does; None: no client-side limit."""
         self.user_agent = user_agent
         self._base = str(configuration.host).rstrip("/")
         self.timeout = timeout
@@ -261,6 +266,8 @@ class ApiClient:
         timeout: float | None,  # noqa: ASYNC109 - per-attempt HTTP timeout
         decode: bool = True,
     ) -> dict[str, Any]:
+        if self.rate_limit is not None:
+            await self.rate_limit.acquire()
         headers = self._headers()
         data: bytes | None = None
         if body is not None:
@@ -415,8 +422,11 @@ async def create_client(
     retries: int = 3,
     pool_size: int = 64,
     user_agent: str = USER_AGENT,
+    qps: float | None = None,
+    burst: int = 100,
 ) -> ApiClient:
     """An :class:`ApiClient` for ``kubeconfig`` (None: in-cluster); see `load_configuration`.
+    ``qps`` (None: no limit) and ``burst``: the client-side token bucket.
 
     The loader may run exec plugins or read files, so it runs in a worker thread.
     """
@@ -430,4 +440,5 @@ async def create_client(
         pool_size=pool_size,
         default_namespace=namespace,
         user_agent=user_agent,
+        rate_limit=TokenBucket(qps, burst) if qps is not None else None,
     )

@@ -19,7 +19,12 @@ import logging
 
 import structlog
 
-__all__ = ["debug_enabled", "get_logger"]
+__all__ = ["TRACE", "debug_enabled", "get_logger"]
+
+TRACE = 5
+"""Below debug: lines per watch event and handler call (kopf's ``Handler '...' is invoked``),
+written only with ``--log-level trace`` or ``-v=10``."""
+logging.addLevelName(TRACE, "TRACE")
 
 
 def debug_enabled() -> bool:

@@ -30,12 +30,14 @@ from typing import TYPE_CHECKING, Literal, TextIO
 
 import structlog
 
+from scheduler.logs import TRACE
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from structlog.typing import EventDict, Processor, WrappedLogger
 
-__all__ = ["REDACTED", "configure_logging", "redact_secrets"]
+__all__ = ["REDACTED", "configure_logging", "redact_secrets", "verbosity_level"]
 
 REDACTED = "[REDACTED]"
 
@@ -63,6 +65,11 @@ _MAX_DEPTH = 16
 _PLAIN_TYPES = (int, float, bool, type(None))
 
 _HANDLER_MARK = "_batch_scheduler_handler"
+
+PER_HANDLER_LOGGER = "kopf.objects"
+"""kopf's per-object logger: a line per handler call (``Handler 'pods-event' is invoked`` at
+debug, ``... succeeded`` at info), most of the output at debug. Its warnings and errors are
+always written, the rest only at trace."""
 
 
 def _redact_str(text: str) -> str:
@@ -119,6 +126,16 @@ def _parse_level(level: str) -> int:
     return numeric
 
 
+def verbosity_level(verbosity: int) -> str:
+    """The level for klog's ``-v=N``: 0-3 info (our info lines already carry what klog adds
+    at V(2)-V(3): one line per decision), 4-9 debug, 10 and above trace."""
+    if verbosity < 0:
+        raise ValueError(f"must be >= 0, got {verbosity}")
+    if verbosity >= 10:
+        return "trace"
+    return "debug" if verbosity >= 4 else "info"
+
+
 def configure_logging(
     *,
     fmt: Literal["json", "console"] = "json",
@@ -129,8 +146,10 @@ def configure_logging(
 
     ``fmt`` picks one JSON object per line (for collectors) or the console
     renderer (for people); ``level`` is a stdlib level name (``debug``,
-    ``info``, ``warning``, ``error``, ``critical``) and applies to our loggers
-    and foreign ones alike; ``stream`` defaults to ``sys.stderr``.
+    ``info``, ``warning``, ``error``, ``critical``) or ``trace``, and applies to
+    our loggers and foreign ones alike, except kopf's per-handler lines, which
+    below warning only trace writes (:data:`PER_HANDLER_LOGGER`); ``stream``
+    defaults to ``sys.stderr``.
 
     Idempotent: a second call replaces the handler installed by the first
     instead of adding another. Handlers installed by others (pytest's capture)
@@ -170,7 +189,8 @@ def configure_logging(
         # Below-level calls return at once: per-pod debug/info lines on the hot path cost
         # nothing when the level is higher. Not cached, so a logger made before this call
         # (module-level ones) follows the configuration in force when it logs.
-        wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
+        # (structlog loggers have no trace method: at trace they write what debug writes.)
+        wrapper_class=structlog.make_filtering_bound_logger(max(numeric_level, logging.DEBUG)),
         cache_logger_on_first_use=False,
     )
 
@@ -190,6 +210,8 @@ def configure_logging(
             old.close()
     root.addHandler(handler)
     root.setLevel(numeric_level)
+    per_handler = logging.WARNING if numeric_level > TRACE else logging.NOTSET
+    logging.getLogger(PER_HANDLER_LOGGER).setLevel(per_handler)
 
 
 def _isatty(stream: TextIO) -> bool:

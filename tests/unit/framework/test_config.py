@@ -74,7 +74,10 @@ def _w(name: str, weight: int) -> dict[str, object]:
 @pytest.mark.parametrize(
     ("doc", "path"),
     [
-        pytest.param({**HEAD, "extenders": []}, "extenders", id="unsupported-top-level-field"),
+        pytest.param({**HEAD, "schedulerName": "x"}, "schedulerName", id="unknown-top-level-field"),
+        pytest.param(
+            {**HEAD, "extenders": [{"urlPrefix": "http://x"}]}, "extenders", id="extenders"
+        ),
         pytest.param({**HEAD, "apiVersion": "v1beta3"}, "apiVersion", id="wrong-api-version"),
         pytest.param(
             {**HEAD, "percentageOfNodesToScore": 101},
