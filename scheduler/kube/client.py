@@ -31,7 +31,7 @@ import ssl
 import time
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import aiohttp
 from kubernetes import client as k8s_client
@@ -42,7 +42,7 @@ from scheduler.kube import errors
 from scheduler.kube.rate_limit import TokenBucket
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import AsyncIterator, Mapping
 
     import kopf
 
@@ -235,12 +235,36 @@ class ApiClient:
         (binds and Events: the caller only needs the status; error bodies are always read).
         Raises :class:`errors.ApiError` subclasses.
         """
+        raw = await self.request_bytes(
+            method,
+            path,
+            body=body,
+            params=params,
+            content_type=content_type,
+            timeout=timeout,
+            retries=retries,
+        )
+        return _decode(raw) if decode else {}
+
+    async def request_bytes(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: object = None,
+        params: Mapping[str, str | int | bool] | None = None,
+        content_type: str | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - per-attempt HTTP timeout, not a deadline
+        retries: int | None = None,
+    ) -> bytes:
+        """As :meth:`request`, but the 2xx body comes back undecoded (the informers' LISTs
+        decode it with their own structs)."""
         method = method.upper()
         budget = (self.retries if retries is None else retries) if method in IDEMPOTENT else 0
         attempt = 0
         while True:
             try:
-                return await self._once(method, path, body, params, content_type, timeout, decode)
+                return await self._once(method, path, body, params, content_type, timeout)
             except (errors.TooManyRequests, errors.ServerError, errors.TransportError) as e:
                 if attempt >= budget:
                     raise
@@ -264,8 +288,7 @@ class ApiClient:
         params: Mapping[str, str | int | bool] | None,
         content_type: str | None,
         timeout: float | None,  # noqa: ASYNC109 - per-attempt HTTP timeout
-        decode: bool = True,
-    ) -> dict[str, Any]:
+    ) -> bytes:
         if self.rate_limit is not None:
             await self.rate_limit.acquire()
         headers = self._headers()
@@ -301,13 +324,64 @@ class ApiClient:
                 str(e) or type(e).__name__, reason=type(e).__name__, method=method, path=path
             ) from e
         if 200 <= status < 300:
-            return _decode(raw) if decode else {}
+            return raw
+        self._raise_for(status, raw, method, path, resp_headers)
+
+    def _raise_for(
+        self, status: int, raw: bytes, method: str, path: str, resp_headers: Mapping[str, str]
+    ) -> NoReturn:
         if status == 401:
             self._authorization_until = 0.0  # a rotated credential: read it again
         decoded = _decode(raw)
         if not decoded and raw:
             decoded = {"message": raw.decode(errors="replace")}
-        raise errors.from_status(status, decoded, method=method, path=path, headers=resp_headers)
+        raise errors.from_status(
+            status, decoded, method=method, path=path, headers=dict(resp_headers)
+        )
+
+    async def watch_lines(
+        self,
+        path: str,
+        params: Mapping[str, str | int | bool],
+        *,
+        timeout: float,  # noqa: ASYNC109 - the whole watch's client-side limit
+        connect_timeout: float,
+    ) -> AsyncIterator[bytes]:
+        """The lines of a streaming GET (a watch), as they arrive, until the server ends it.
+
+        Not retried (the informer decides: re-watch or re-list); errors as :meth:`request`.
+        Lines are split here rather than with aiohttp's ``readline``, whose 64 KiB limit a
+        node with many images can pass."""
+        headers = self._headers()
+        query = {k: _query_value(v) for k, v in params.items()}
+        limit = aiohttp.ClientTimeout(total=timeout, connect=connect_timeout)
+        extra: dict[str, Any] = {}
+        if self._config.tls_server_name:
+            extra["server_hostname"] = self._config.tls_server_name
+        try:
+            async with self._get_session().get(
+                self._base + path, params=query, headers=headers, timeout=limit, **extra
+            ) as resp:
+                if not 200 <= resp.status < 300:
+                    raw = await resp.read()
+                    self._raise_for(resp.status, raw, "GET", path, resp.headers)
+                pending = b""
+                async for chunk in resp.content.iter_any():
+                    lines = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
+                    pending = lines.pop()
+                    for line in lines:
+                        if line:
+                            yield line
+                if pending.strip():
+                    yield pending
+        except TimeoutError as e:
+            raise errors.TransportError(
+                "watch timed out", reason="Timeout", method="GET", path=path
+            ) from e
+        except aiohttp.ClientError as e:
+            raise errors.TransportError(
+                str(e) or type(e).__name__, reason=type(e).__name__, method="GET", path=path
+            ) from e
 
 
 def _query_value(value: str | int | bool) -> str:

@@ -43,10 +43,12 @@ from scheduler.kube.controller.objects import PARSERS, ObjectEvents
 from scheduler.kube.controller.pods import PodEvents
 from scheduler.kube.controller.relist import Relists, WatchRestarts
 from scheduler.kube.controller.settings import ControllerOptions, operator_settings
-from scheduler.kube.controller.sync import CacheSync, Synced
+from scheduler.kube.controller.sync import Applier, CacheSync, Synced
+from scheduler.kube.intake.appliers import NodeIntake, PodIntake
+from scheduler.kube.intake.reflector import Reflector
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from scheduler.cycle.eventhandlers import EventHandlers
     from scheduler.cycle.ports import Reporter
@@ -68,7 +70,8 @@ def build_registry(
         return client.credentials().as_kopf()
 
     for kind, applier in sync.appliers.items():
-        _watch(registry, kind, applier.apply, sync=sync, relists=relists)
+        if kind not in sync.listers:  # an informer's kind (``kube.intake``): not kopf's
+            _watch(registry, kind, applier.apply, sync=sync, relists=relists)
     return registry
 
 
@@ -116,6 +119,14 @@ class Controller:
         self.nodes = NodeEvents(handlers, metrics=metrics)
         self.objects = [ObjectEvents(handlers, kind, metrics=metrics) for kind in PARSERS]
         """Namespaces, Services and pod controllers (``objects``)."""
+        self.reflectors: dict[Kind, Reflector] = {}
+        """The informers of the hot kinds (``kube.intake``), when they replace kopf's."""
+        informed: dict[Kind, tuple[Applier, Callable[[], Awaitable[int]]]] = {}
+        if self.options.informers:
+            self.pod_intake = PodIntake(self.pods, metrics=metrics)
+            self.node_intake = NodeIntake(self.nodes, metrics=metrics)
+            for kind, intake in ((Kind.NODES, self.node_intake), (Kind.PODS, self.pod_intake)):
+                informed[kind] = (intake, self._lister(kind))
         self.sync = CacheSync(
             client,
             pods=self.pods,
@@ -124,11 +135,25 @@ class Controller:
             synced=self.synced,
             interval=self.options.resync_interval,
             metrics=metrics,
+            informed=informed,
         )
+        if self.options.informers:
+            for kind, intake in ((Kind.NODES, self.node_intake), (Kind.PODS, self.pod_intake)):
+                self.reflectors[kind] = Reflector(
+                    client, kind, intake, sync=self.sync, options=self.options
+                )
         self.relists = Relists(self.sync.replace)
         """Runs kube's Replace soon after kopf (re-)listed a kind (``relist``)."""
         self.registry = build_registry(client, sync=self.sync, relists=self.relists)
         self._stop = asyncio.Event()
+
+    def _lister(self, kind: Kind) -> Callable[[], Awaitable[int]]:
+        """The initial LIST of ``kind`` by its reflector (built after the sync)."""
+
+        async def lister() -> int:
+            return await self.reflectors[kind].list()
+
+        return lister
 
     def stop(self) -> None:
         """Ask :meth:`run` to return: kopf closes its watches and exits."""
@@ -160,7 +185,15 @@ class Controller:
                     tg.create_task(self.sync.repair_forever(), name="cache-repair"),
                     # One per kind, created here: kopf cancels tasks created after its
                     # start only after waiting 5 s for them (``Relists.serve``).
-                    *(tg.create_task(self.relists.serve(k), name=f"relist-{k}") for k in Kind),
+                    *(
+                        tg.create_task(self.relists.serve(k), name=f"relist-{k}")
+                        for k in Kind
+                        if k not in self.reflectors
+                    ),
+                    *(
+                        tg.create_task(reflector.run(), name=f"informer-{k}")
+                        for k, reflector in self.reflectors.items()
+                    ),
                     tg.create_task(self._synced(loop.time), name="watch-listing"),
                 ]
                 await kopf.operator(

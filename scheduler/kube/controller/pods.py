@@ -95,11 +95,17 @@ class PodEvents:
         except ModelError as exc:
             self._unreadable(raw, exc)
             return
+        self.deliver(pod)
+
+    def deliver(self, pod: Pod) -> bool:
+        """Hand a parsed pod to the event handlers; returns whether the scheduler holds it
+        (then its version is tracked)."""
         self._bad.pop(pod.uid, None)
         if self.handlers.on_pod(pod):
             self.versions[pod.uid] = pod.resource_version
-        else:
-            self.versions.pop(pod.uid, None)
+            return True
+        self.versions.pop(pod.uid, None)
+        return False
 
     def delete(self, uid: Uid) -> None:
         """The pod is gone from the API."""

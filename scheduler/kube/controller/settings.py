@@ -64,6 +64,9 @@ class ControllerOptions:
     """Seconds the client waits on one watch before giving up; above the server timeout."""
     connect_timeout: float = 10.0
     """Seconds to establish a connection (watches and kopf's other requests)."""
+    informers: bool = True
+    """Pods and nodes through the typed informers (``kube.intake``) instead of kopf, which
+    keeps the low-rate kinds. False: kopf watches every kind (the former intake)."""
 
 
 def operator_settings(options: ControllerOptions) -> kopf.OperatorSettings:

@@ -52,7 +52,7 @@ from scheduler.kube.controller.kinds import Kind, key_of
 from scheduler.kube.controller.settings import LIST_CHUNK
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterable
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 
     from scheduler.kube.client import ApiClient
     from scheduler.kube.controller.nodes import NodeEvents
@@ -84,6 +84,8 @@ class Cause(StrEnum):
     """kopf delivered listed objects: its initial listing, or a re-list."""
     WATCH_RESTART = "watch-restart"
     """kopf's watch got 410 Gone and no listed object followed: an empty re-list."""
+    RELIST = "relist"
+    """An informer (``kube.intake``) re-listed its kind: after a 410, or a failed watch."""
     PERIODIC = "periodic"
     """The safety net (``--resync-interval``): what it removes is a repair."""
 
@@ -164,6 +166,7 @@ class CacheSync:
         interval: float,
         metrics: Metrics,
         objects: Iterable[ObjectEvents] = (),
+        informed: Mapping[Kind, tuple[Applier, Callable[[], Awaitable[int]]]] | None = None,
     ) -> None:
         self.client = client
         self.metrics = metrics
@@ -171,6 +174,12 @@ class CacheSync:
         self.nodes = nodes
         by_kind: dict[Kind, Applier] = {Kind.NODES: nodes, Kind.PODS: pods}
         by_kind.update((applier.kind, applier) for applier in objects)
+        self.listers: dict[Kind, Callable[[], Awaitable[int]]] = {}
+        """Kinds an informer keeps (``kube.intake``): its applier stands for the controller's,
+        and its own LIST (which it watches from) is the initial one."""
+        for kind, (applier, lister) in (informed or {}).items():
+            by_kind[kind] = applier
+            self.listers[kind] = lister
         self.appliers: dict[Kind, Applier] = {k: by_kind[k] for k in Kind if k in by_kind}
         """The kinds this sync keeps, in ``Kind`` order (nodes first, pods last)."""
         self.synced = synced
@@ -190,7 +199,11 @@ class CacheSync:
                 # failure the LISTs start over, and what was applied already is skipped
                 # (same resourceVersion).
                 for kind, applier in self.appliers.items():
-                    counts[kind] = await self._apply_pages(kind.path, applier.apply)
+                    lister = self.listers.get(kind)
+                    if lister is not None:
+                        counts[kind] = await lister()
+                    else:
+                        counts[kind] = await self._apply_pages(kind.path, applier.apply)
                 break
             except errors.ApiError as exc:
                 delay = backoff_delay(attempt, base=0.2, cap=5.0)
@@ -199,7 +212,8 @@ class CacheSync:
                     "initial_list_failed", kind=kind, error=str(exc), retry_in=round(delay, 2)
                 )
                 await asyncio.sleep(delay)
-        self.expected = counts
+        # kopf's own listing is awaited for the kinds it watches only.
+        self.expected = {kind: n for kind, n in counts.items() if kind not in self.listers}
         log.info("caches_listed", **counts)
 
     async def _apply_pages(
@@ -244,6 +258,13 @@ class CacheSync:
         listed, version = await self._listed(kind)
         # From here on await-free: no event can interleave with the comparison. (Events
         # between the pages only bring objects newer than the LIST, which stay.)
+        return self.replace_listed(kind, listed, version, cause=cause, since=since)
+
+    def replace_listed(
+        self, kind: Kind, listed: set[str], version: str, *, cause: Cause, since: float | None
+    ) -> int:
+        """The Replace after a LIST at ``version`` whose keys are ``listed`` (an informer's
+        re-list); await-free, see :meth:`replace`."""
         gone = self._gone(kind, listed, version)
         self._remove(kind, gone)
         if gone:

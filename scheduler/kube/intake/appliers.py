@@ -1,0 +1,280 @@
+"""Raw pod and node events → the controller's appliers, skipping what changes nothing we read.
+
+Each event is peeked first (``peek``). Against what we applied last for that object, kept
+as (fingerprint, nodeName) per pod and a fingerprint per node:
+
+* **same fingerprint, same nodeName** (a kubelet status update that changes nothing the
+  model reads, a node heartbeat): nothing is parsed or delivered; only the tracked
+  resourceVersion moves on (the Replace and the "listed again" check compare it). What
+  the event handlers would have done with the parsed record is no more than that: an
+  equal record but for its version (``cycle.eventhandlers``: an unchanged node is dropped,
+  an unchanged assigned pod upserted in place, an unchanged queued pod refreshed). A
+  pending pod is skipped only while it is queued or assumed — otherwise the handlers
+  would queue it, and they still do;
+* **same fingerprint, nodeName now set to the node we assumed it on** (the MODIFIED echo of
+  our own bind): the assumed record, at the event's version, goes to the handlers as the
+  parsed pod would have (they confirm the assumption), without building a model;
+* anything else: decoded in full and parsed (``model.parse``) by the controller's
+  :class:`~scheduler.kube.controller.pods.PodEvents` /
+  :class:`~scheduler.kube.controller.nodes.NodeEvents`, as kopf's events were: the same
+  handler calls, the same bad-object reports naming object and field.
+
+Synchronous and await-free. Neighbours: ``reflector`` (feeds :meth:`apply_raw`),
+``kube.controller`` (the appliers and the sync this wraps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import orjson
+
+from scheduler import logs
+from scheduler.kube.controller.pods import object_ref, resource_version
+from scheduler.kube.intake.peek import (
+    Buffer,
+    PeekError,
+    identity,
+    peek_node,
+    peek_pod,
+    top_level_node_name,
+)
+from scheduler.model.keys import Uid
+from scheduler.model.pod import Pod
+
+if TYPE_CHECKING:
+    from scheduler.kube.controller.nodes import NodeEvents
+    from scheduler.kube.controller.pods import PodEvents
+    from scheduler.metrics import Metrics
+
+__all__ = ["NodeIntake", "PodIntake", "decode_object"]
+
+log = logs.get_logger(__name__)
+
+DELETED = "DELETED"
+_POD_SLOTS: tuple[str, ...] = Pod.__slots__
+
+
+def decode_object(raw: Buffer) -> object:
+    """The object as plain JSON values (``orjson``: the fastest to dicts here, bench.intake)."""
+    return orjson.loads(memoryview(raw))
+
+
+def _at_version(pod: Pod, resource_version: str) -> Pod:
+    """A copy of ``pod`` at ``resource_version`` (slot by slot, as ``Pod.with_node_name``)."""
+    copy = object.__new__(Pod)
+    for name in _POD_SLOTS:
+        object.__setattr__(copy, name, getattr(pod, name))
+    object.__setattr__(copy, "resource_version", resource_version)
+    return copy
+
+
+class _Counts:
+    """Events by outcome, for the benchmark and the tests (cheap ints, no metrics calls)."""
+
+    __slots__ = ("confirmed", "parsed", "skipped")
+
+    def __init__(self) -> None:
+        self.parsed = 0
+        self.skipped = 0
+        self.confirmed = 0
+
+
+class PodIntake:
+    """Raw pod events into :class:`PodEvents`; see the module docstring."""
+
+    def __init__(self, events: PodEvents, *, metrics: Metrics) -> None:
+        self.events = events
+        self.metrics = metrics
+        self.handlers = events.handlers
+        self.counts = _Counts()
+        self._applied: dict[Uid, tuple[int, str]] = {}
+        """uid → (fingerprint, nodeName) of the version last delivered, per held pod."""
+
+    def apply_raw(self, event_type: str | None, raw: Buffer) -> tuple[str, str]:
+        """One event (``None``: a listed object) with its object still encoded; returns
+        the pod's uid and resourceVersion (``""`` where unreadable)."""
+        if event_type == DELETED:
+            return self._delete(raw)
+        try:
+            peek = peek_pod(raw)
+        except PeekError:
+            return self._parse(event_type, raw, None)
+        uid = Uid(peek.uid)
+        held = self.events.versions.get(uid)
+        if held is not None:
+            if event_type is None and held == peek.resource_version:
+                return uid, held  # listed again at a version already applied
+            applied = self._applied.get(uid)
+            if (
+                applied is not None
+                and applied[0] == peek.fingerprint
+                and self._unchanged(uid, applied[1], peek.node_name, peek.resource_version, raw)
+            ):
+                return uid, peek.resource_version
+        self._parse(event_type, raw, (uid, peek.fingerprint, peek.node_name))
+        return uid, peek.resource_version
+
+    def _unchanged(
+        self, uid: Uid, applied_node: str, node_name: str, version: str, raw: Buffer
+    ) -> bool:
+        """Apply an event whose fingerprint equals the last delivered one without parsing
+        it, if that is exact (module docstring); False: parse it."""
+        cluster = self.handlers.cluster
+        if applied_node == node_name:
+            queued = self.handlers.queue.get(uid) is not None
+            if not node_name and not queued and not cluster.is_assumed(uid):
+                return False  # not queued, not assumed: the handlers would queue it
+            self.events.versions[uid] = version
+            self.counts.skipped += 1
+            return True
+        if applied_node or not cluster.is_assumed(uid):
+            return False
+        assumed = cluster.get_pod(uid)
+        if assumed is None or assumed.node_name != node_name:
+            return False  # bound elsewhere than we assumed: parse it
+        try:
+            if top_level_node_name(raw) != node_name:
+                return False  # the peek's nodeName was not spec's: parse it
+        except PeekError:
+            return False
+        if self.events.deliver(_at_version(assumed, version)):
+            self._applied[uid] = (self._applied[uid][0], node_name)
+        else:
+            self._applied.pop(uid, None)
+        self.counts.confirmed += 1
+        return True
+
+    def _parse(
+        self, event_type: str | None, raw: Buffer, peeked: tuple[Uid, int, str] | None
+    ) -> tuple[str, str]:
+        self.counts.parsed += 1
+        obj = _decoded(raw, "Pod", self.metrics)
+        if obj is None:
+            return "", ""
+        self.events.apply(event_type, obj)
+        if peeked is None:
+            _, _, uid_text = object_ref(obj)
+            self._applied.pop(Uid(uid_text), None)
+            return uid_text, resource_version(obj)
+        uid, fingerprint, node_name = peeked
+        if uid in self.events.versions:
+            self._applied[uid] = (fingerprint, node_name)
+        else:
+            self._applied.pop(uid, None)
+        return uid, ""
+
+    def _delete(self, raw: Buffer) -> tuple[str, str]:
+        try:
+            _, _, uid_text, version = identity(raw)
+        except PeekError:
+            obj = _decoded(raw, "Pod", self.metrics)
+            if obj is None:
+                return "", ""
+            _, _, uid_text = object_ref(obj)
+            version = resource_version(obj)
+        uid = Uid(uid_text)
+        self._applied.pop(uid, None)
+        self.events.delete(uid)
+        return uid, version
+
+    def apply(self, event_type: str | None, raw: Mapping[str, object]) -> None:
+        """A decoded event (``sync``'s protocol): parsed in full, fingerprint forgotten."""
+        _, _, uid = object_ref(raw)
+        self._applied.pop(Uid(uid), None)
+        self.events.apply(event_type, raw)
+
+    def held(self) -> dict[str, str]:
+        return self.events.held()
+
+    def version(self, key: str) -> str | None:
+        return self.events.version(key)
+
+    def remove(self, key: str) -> None:
+        """The pod of uid ``key`` is gone (a Replace found it missing)."""
+        self._applied.pop(Uid(key), None)
+        self.events.remove(key)
+
+
+class NodeIntake:
+    """Raw node events into :class:`NodeEvents`; see the module docstring."""
+
+    def __init__(self, events: NodeEvents, *, metrics: Metrics) -> None:
+        self.events = events
+        self.metrics = metrics
+        self.counts = _Counts()
+        self._applied: dict[str, int] = {}
+        """name → fingerprint of the version last delivered, per cached node."""
+
+    def apply_raw(self, event_type: str | None, raw: Buffer) -> tuple[str, str]:
+        """One event (``None``: a listed object) with its object still encoded; returns
+        the node's name and resourceVersion (``""`` where unreadable)."""
+        if event_type == DELETED:
+            try:
+                _, name, _, version = identity(raw)
+            except PeekError:
+                pass
+            else:
+                self._applied.pop(name, None)
+                self.events.delete(name)
+                return name, version
+        try:
+            peek = peek_node(raw)
+        except PeekError:
+            peek = None
+        if peek is not None and event_type != DELETED:
+            held = self.events.versions.get(peek.name)
+            if held is not None and self._applied.get(peek.name) == peek.fingerprint:
+                if event_type is not None or held != peek.resource_version:
+                    self.events.versions[peek.name] = peek.resource_version
+                    self.counts.skipped += 1
+                return peek.name, peek.resource_version
+        self.counts.parsed += 1
+        obj = _decoded(raw, "Node", self.metrics)
+        if obj is None:
+            return "", ""
+        self.events.apply(event_type, obj)
+        name = peek.name if peek is not None else _node_name(obj)
+        if peek is not None and name in self.events.versions:
+            self._applied[name] = peek.fingerprint
+        else:
+            self._applied.pop(name, None)
+        return name, peek.resource_version if peek is not None else resource_version(obj)
+
+    def apply(self, event_type: str | None, raw: Mapping[str, object]) -> None:
+        """A decoded event (``sync``'s protocol): parsed in full, fingerprint forgotten."""
+        self._applied.pop(_node_name(raw), None)
+        self.events.apply(event_type, raw)
+
+    def held(self) -> dict[str, str]:
+        return self.events.held()
+
+    def version(self, key: str) -> str | None:
+        return self.events.version(key)
+
+    def remove(self, key: str) -> None:
+        """Node ``key`` is gone (a Replace found it missing)."""
+        self._applied.pop(key, None)
+        self.events.remove(key)
+
+
+def _node_name(raw: Mapping[str, object]) -> str:
+    meta = raw.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
+def _decoded(raw: Buffer, kind: str, metrics: Metrics) -> dict[str, object] | None:
+    """The object as a dict, or None (counted and logged) if it is not a JSON object."""
+    try:
+        obj = decode_object(raw)
+    except orjson.JSONDecodeError as exc:
+        problem = f"not JSON: {exc}"
+    else:
+        if isinstance(obj, dict):
+            return obj
+        problem = f"expected an object, got {type(obj).__name__}"
+    metrics.bad_objects.labels(kind=kind).inc()
+    log.warning("bad_object_skipped", kind=kind, error=problem, bytes=len(raw))
+    return None
