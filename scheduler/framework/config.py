@@ -258,6 +258,10 @@ def _plugins(raw: object, path: str) -> tuple[PluginSpec, ...]:
             "preBind",
             "postBind",
             "preEnqueue",
+            # kube v1.37's workload points: kube-scheduler writes them empty.
+            "placementGenerate",
+            "placementScore",
+            "podGroupPostFilter",
         },
     )
     order: list[str] = [name for name, _ in DEFAULT_PLUGINS]
@@ -271,6 +275,9 @@ def _plugins(raw: object, path: str) -> tuple[PluginSpec, ...]:
         "preBind",
         "postBind",
         "preEnqueue",
+        "placementGenerate",
+        "placementScore",
+        "podGroupPostFilter",
     ):
         if point in doc:
             for name, _, where in _entries(doc[point], f"{path}.{point}", "enabled"):

@@ -239,3 +239,15 @@ class _Unused:
 
     def __getattr__(self, name: str) -> Any:
         raise AssertionError(f"unexpected call: {name}")
+
+
+def test_workload_points_kube_writes_empty_are_accepted() -> None:
+    points = {"placementGenerate": {}, "placementScore": {}, "podGroupPostFilter": {}}
+    config = load_config({**HEAD, "profiles": [{"plugins": points}]})
+    assert config.profiles[0].plugins == load_config({}).profiles[0].plugins
+
+
+def test_a_plugin_enabled_at_a_workload_point_is_refused_by_path() -> None:
+    plugins = {"placementScore": {"enabled": [{"name": "GangScheduling"}]}}
+    error = _error({**HEAD, "profiles": [{"plugins": plugins}]})
+    assert error.path == "profiles[0].plugins.placementScore.enabled[0].name"
