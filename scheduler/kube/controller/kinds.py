@@ -108,6 +108,10 @@ _SPECS = {
 the rest by name, as kube's listers and our cache look them up."""
 
 
+INFORMED = frozenset({Kind.NODES, Kind.PODS})
+"""The hot kinds, kept by the typed informers (``kube.intake``); kopf watches the others."""
+
+
 def key_of(kind: Kind, raw: Mapping[str, object]) -> str:
     """The cache key of a raw object of ``kind``, tolerating garbage (then ``""`` parts).
 

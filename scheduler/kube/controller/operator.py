@@ -1,22 +1,26 @@
-"""The watch side of the scheduler: an explicit kopf registry and the kopf operator run.
+"""The watch side of the scheduler: the hot kinds' informers beside the kopf operator.
 
 :class:`Controller` owns one event applier per cached kind (``pods``, ``nodes``, and
-``objects`` for namespaces, services, replicationcontrollers, replicasets, statefulsets:
-the table is ``kinds.Kind``), the cache sync (``sync``) and one ``kopf.OperatorRegistry``
-holding exactly:
+``objects`` for namespaces, services, controllers, storage and budgets: the table is
+``kinds.Kind``), the cache sync (``sync``), the typed informers of pods and nodes
+(``kube.intake``: one reflector each, the appliers behind a cheap peek) and one
+``kopf.OperatorRegistry`` holding exactly:
 
 * ``on.login``: credentials from our :class:`~scheduler.kube.client.ApiClient`, so kopf and
   our own requests authenticate the same way (kubeconfig, exec plugins, in-cluster);
-* ``on.event`` for every ``Kind`` (``v1/pods``, ``apps/v1/replicasets``, …): raw events
-  straight into that kind's applier.
+* ``on.event`` for every other ``Kind`` (``v1/services``, ``apps/v1/replicasets``, …): raw
+  events straight into that kind's applier. kopf's per-event cost (about 400 µs) is
+  nothing at their rates; at a pod's two to four events it was most of our CPU per pod
+  (docs/performance.md, "intake").
 
 Only ``on.event`` handlers are used: kopf's change-detecting handlers (create/update/delete,
 timers, daemons) write finalizers and annotations onto the objects they handle, and none of
 these objects is ours to write. The handlers are ``async`` although they never await: kopf runs
 sync handlers in a thread pool, and the cache and queue are single-threaded by design.
 
-:meth:`Controller.run` does the initial LIST first, then runs kopf (clusterwide,
-standalone: peering is not leader election) beside the re-list handling (``relist``: a
+:meth:`Controller.run` does the initial LIST first (the informers' own, for pods and
+nodes, which they then watch from), then runs the informers and kopf (clusterwide,
+standalone: peering is not leader election) beside kopf's re-list handling (``relist``: a
 Replace after every listing of kopf's, including the one after a 410) and the periodic
 safety net, until :meth:`Controller.stop`; the ``synced`` gate opens once kopf has
 delivered its own listing (``sync``); one log line then says how many queued pods default
@@ -37,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import kopf
 
 from scheduler import logs
-from scheduler.kube.controller.kinds import Kind
+from scheduler.kube.controller.kinds import INFORMED, Kind
 from scheduler.kube.controller.nodes import NodeEvents
 from scheduler.kube.controller.objects import PARSERS, ObjectEvents
 from scheduler.kube.controller.pods import PodEvents
@@ -119,14 +123,17 @@ class Controller:
         self.nodes = NodeEvents(handlers, metrics=metrics)
         self.objects = [ObjectEvents(handlers, kind, metrics=metrics) for kind in PARSERS]
         """Namespaces, Services and pod controllers (``objects``)."""
+        self.pod_intake = PodIntake(self.pods, metrics=metrics)
+        self.node_intake = NodeIntake(self.nodes, metrics=metrics)
+        intakes: dict[Kind, PodIntake | NodeIntake] = {
+            Kind.NODES: self.node_intake,
+            Kind.PODS: self.pod_intake,
+        }
+        informed: dict[Kind, tuple[Applier, Callable[[], Awaitable[int]]]] = {
+            kind: (intake, self._lister(kind)) for kind, intake in intakes.items()
+        }
         self.reflectors: dict[Kind, Reflector] = {}
-        """The informers of the hot kinds (``kube.intake``), when they replace kopf's."""
-        informed: dict[Kind, tuple[Applier, Callable[[], Awaitable[int]]]] = {}
-        if self.options.informers:
-            self.pod_intake = PodIntake(self.pods, metrics=metrics)
-            self.node_intake = NodeIntake(self.nodes, metrics=metrics)
-            for kind, intake in ((Kind.NODES, self.node_intake), (Kind.PODS, self.pod_intake)):
-                informed[kind] = (intake, self._lister(kind))
+        """The informers of the hot kinds (``kube.intake``), built once the sync is."""
         self.sync = CacheSync(
             client,
             pods=self.pods,
@@ -137,12 +144,12 @@ class Controller:
             metrics=metrics,
             informed=informed,
         )
-        if self.options.informers:
-            for kind, intake in ((Kind.NODES, self.node_intake), (Kind.PODS, self.pod_intake)):
-                self.reflectors[kind] = Reflector(
-                    client, kind, intake, sync=self.sync, options=self.options
-                )
-        self.relists = Relists(self.sync.replace)
+        for kind, intake in intakes.items():
+            self.reflectors[kind] = Reflector(
+                client, kind, intake, sync=self.sync, options=self.options
+            )
+        self.kopf_kinds = tuple(kind for kind in Kind if kind not in INFORMED)
+        self.relists = Relists(self.sync.replace, self.kopf_kinds)
         """Runs kube's Replace soon after kopf (re-)listed a kind (``relist``)."""
         self.registry = build_registry(client, sync=self.sync, relists=self.relists)
         self._stop = asyncio.Event()
@@ -177,7 +184,7 @@ class Controller:
             with contextlib.suppress(RuntimeError):  # the loop is closing
                 loop.call_soon_threadsafe(self.relists.restarted, kind)
 
-        restarts = WatchRestarts(restarted)
+        restarts = WatchRestarts(restarted, self.kopf_kinds)
         restarts.install()
         try:
             async with asyncio.TaskGroup() as tg:
@@ -187,8 +194,7 @@ class Controller:
                     # start only after waiting 5 s for them (``Relists.serve``).
                     *(
                         tg.create_task(self.relists.serve(k), name=f"relist-{k}")
-                        for k in Kind
-                        if k not in self.reflectors
+                        for k in self.kopf_kinds
                     ),
                     *(
                         tg.create_task(reflector.run(), name=f"informer-{k}")

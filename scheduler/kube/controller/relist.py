@@ -1,5 +1,8 @@
 """Re-list detection: when kopf has re-listed a kind, run kube's Replace for it at once.
 
+For the kinds kopf watches: the low-rate ones. Pods and nodes come through the typed
+informers (``kube.intake``), which re-list with Replace semantics themselves.
+
 kube's reflector replaces its store with every LIST, so a re-list cannot leave ghosts.
 kopf (1.45) re-lists after a 410 Gone (and after a connection error or an escalated 429
 during a LIST), hands each listed object to our handlers as an event of type ``None``, and
@@ -15,7 +18,7 @@ own end-of-listing mark (``Bookmark.LISTED``) never reaches handlers. Two signal
   more. kopf's initial listing counts too: what was deleted between our initial LIST and
   kopf's never gets a DELETED event either.
 * **watch restart** (:meth:`Relists.restarted`): kopf's debug record ``Restarting the
-  watch-stream for pods.v1 ...``, logged on the 410 just before it re-lists; the
+  watch-stream for services.v1 ...``, logged on the 410 just before it re-lists; the
   :class:`WatchRestarts` filter hears it whatever the log level. An empty re-list
   delivers no object, so if none follows within ``GRACE`` seconds the Replace runs
   anyway. kopf waits 0.1 s (``reconnect_backoff``) before its LIST and an empty LIST is
@@ -49,7 +52,7 @@ from scheduler.kube.controller.kinds import Kind
 from scheduler.kube.controller.sync import Cause
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Iterable
 
 log = logs.get_logger(__name__)
 
@@ -111,10 +114,13 @@ class Relists:
     :meth:`run` owns one task per kind that runs the Replaces, never two at once per kind.
     """
 
-    def __init__(self, replace: Callable[..., Awaitable[object]]) -> None:
+    def __init__(
+        self, replace: Callable[..., Awaitable[object]], kinds: Iterable[Kind] = tuple(Kind)
+    ) -> None:
         self._replace = replace
         """``CacheSync.replace``: called as ``replace(kind, cause=..., since=...)``."""
-        self._demands = {kind: _Demand() for kind in Kind}
+        self._demands = {kind: _Demand() for kind in kinds}
+        """The kinds kopf watches (the informers' kinds re-list by themselves)."""
 
     @staticmethod
     def _now() -> float:
@@ -149,7 +155,7 @@ class Relists:
     async def run(self) -> None:
         """Run the Replaces of every kind until cancelled."""
         async with asyncio.TaskGroup() as tg:
-            for kind in Kind:
+            for kind in self._demands:
                 tg.create_task(self.serve(kind), name=f"relist-{kind}")
 
     async def serve(self, kind: Kind) -> None:
@@ -193,8 +199,12 @@ class WatchRestarts(logging.Filter):
     the previously effective level would have: the log output does not change.
     """
 
-    def __init__(self, on_restart: Callable[[Kind], None]) -> None:
+    def __init__(
+        self, on_restart: Callable[[Kind], None], kinds: Iterable[Kind] = tuple(Kind)
+    ) -> None:
         super().__init__()
+        self._kinds = frozenset(str(kind) for kind in kinds)
+        """The plurals listened for: the kinds kopf watches."""
         self._on_restart = on_restart
         """Called from whichever thread logs (kopf: its loop's); must be thread-safe."""
         self._logger = logging.getLogger(WATCHING_LOGGER)
@@ -214,6 +224,6 @@ class WatchRestarts(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno == logging.DEBUG:
             match = _RESTART.match(record.getMessage())
-            if match and match["plural"] in set(Kind):
+            if match and match["plural"] in self._kinds:
                 self._on_restart(Kind(match["plural"]))
         return record.levelno >= self._passthrough

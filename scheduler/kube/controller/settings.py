@@ -59,14 +59,12 @@ class ControllerOptions:
     (``batch_scheduler_cache_repairs_total``). 0 disables the safety net; the re-list
     handling runs regardless."""
     watch_server_timeout: int = 300
-    """Seconds the API server keeps one watch open (``timeoutSeconds``); kopf then re-watches."""
+    """Seconds the API server keeps one watch open (``timeoutSeconds``); kopf and the informers
+then watch again."""
     watch_client_timeout: float = 330.0
     """Seconds the client waits on one watch before giving up; above the server timeout."""
     connect_timeout: float = 10.0
     """Seconds to establish a connection (watches and kopf's other requests)."""
-    informers: bool = True
-    """Pods and nodes through the typed informers (``kube.intake``) instead of kopf, which
-    keeps the low-rate kinds. False: kopf watches every kind (the former intake)."""
 
 
 def operator_settings(options: ControllerOptions) -> kopf.OperatorSettings:

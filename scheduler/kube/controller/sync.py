@@ -3,20 +3,23 @@ the periodic safety net.
 
 **Initial sync.** Before kopf starts, every kind of ``kinds.Kind`` is LISTed through the API
 client, in its order (nodes, the namespaces and workloads, pods), and applied as events, so
-the cache is full before kopf has delivered anything. kopf then lists again and watches;
+the cache is full before kopf has delivered anything. Pods and nodes are LISTed by their
+informers (``kube.intake.reflector``), which then watch from that LIST's version: they are
+synced when it is applied. kopf lists its kinds again and watches;
 applying an object twice is idempotent (an object listed again at a version already
 applied is skipped unparsed), and kopf's own LIST covers anything that changed between
 ours and its watch. The :class:`Synced` gate opens once kopf has
-delivered its own listing too (:meth:`CacheSync.wait_for_watch_listing`), as kube's
+delivered its own listing of its kinds too (:meth:`CacheSync.wait_for_watch_listing`), as kube's
 ``WaitForCacheSync`` waits for every informer's initial list to be handled: the scheduling
 loop (which waits on the gate) never decides on a half-filled cache, and does not compete
 for the CPU with a watch engine still working through thousands of listed objects.
 ``/readyz`` turns 200 at the same moment.
 
 **Replace.** kube's informers replace their store with every LIST, so a re-list leaves no
-ghosts. kopf re-lists after a 410 Gone without emitting DELETED for what vanished in the
-gap; :meth:`CacheSync.replace` does the Replace for one kind: a LIST of ours, issued after
-kopf's (``relist`` says when), and every cached object it lacks is removed, except
+ghosts; ours do so through :meth:`CacheSync.replace_listed`. kopf re-lists after a 410 Gone
+without emitting DELETED for what vanished in the gap; :meth:`CacheSync.replace` does the
+Replace for one kind: a LIST of ours, issued after kopf's (``relist`` says when), and every
+cached object it lacks is removed, except
 
 * objects whose resourceVersion is newer than the LIST's (they arrived by watch after the
   LIST's snapshot; resourceVersions are compared as integers, as every real API server
