@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from scheduler.framework import selection
@@ -152,6 +153,8 @@ class _Live:
     __slots__ = (
         "domain",
         "domain_filters",
+        "gid",
+        "group_ids",
         "groups",
         "key",
         "local_filters",
@@ -183,7 +186,11 @@ class _Live:
         self.ok: list[bool] = []
         self.u: list[int] = []
         self.key: list[Hashable] = []
-        self.groups: dict[Hashable, _Group] = {}
+        self.gid: list[int] = []
+        """Per node: the index of its group in ``groups``, -1 where ``ok`` is False (a
+        list index is cheaper than hashing a key in the walk)."""
+        self.groups: list[_Group] = []
+        self.group_ids: dict[Hashable, int] = {}
 
 
 MAX_LIVE = 4
@@ -322,6 +329,7 @@ class ExactBatch:
             live.ok.append(False)
             live.u.append(0)
             live.key.append(None)
+            live.gid.append(-1)
             if not self._refresh(live, pos, new=True):
                 return None
         return live
@@ -351,13 +359,17 @@ class ExactBatch:
             tuple(plugin.exact_node_key(state, pod, info) for plugin in live.domain),
         )
         if not new and live.ok[pos]:
-            live.groups[live.key[pos]].remove(live.u[pos], pos)
+            live.groups[live.gid[pos]].remove(live.u[pos], pos)
         live.ok[pos], live.u[pos], live.key[pos] = ok, u, key
         if ok:
-            group = live.groups.get(key)
-            if group is None:
-                group = live.groups[key] = _Group()
-            group.add(u, pos)
+            gid = live.group_ids.get(key)
+            if gid is None:
+                gid = live.group_ids[key] = len(live.groups)
+                live.groups.append(_Group())
+            live.groups[gid].add(u, pos)
+            live.gid[pos] = gid
+        else:
+            live.gid[pos] = -1
         return True
 
     # -- choosing ------------------------------------------------------------------------
@@ -369,17 +381,16 @@ class ExactBatch:
         selector = profile.selector
         start = selector.next_start % count
         to_find = selection.num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, count)
-        verdicts: dict[Hashable, bool] = {}
-        for key, group in live.groups.items():
-            if group.size:
-                verdicts[key] = self._passes(live, pod, nodes[group.any_member()])
-        feasible = sum(live.groups[key].size for key, ok in verdicts.items() if ok)
+        verdicts = [
+            bool(group.size) and self._passes(live, pod, nodes[group.any_member()])
+            for group in live.groups
+        ]
+        groups = [group for group, good in zip(live.groups, verdicts, strict=True) if good]
+        feasible = sum(group.size for group in groups)
         if feasible == 0:
             return ExactOutcome.NO_FEASIBLE_NODE
-        if feasible > to_find or len(verdicts) > max(32, count // 8):
+        if feasible > to_find or len(groups) > max(32, count // 8):
             return self._walk(live, pod, start, to_find, verdicts)
-        keys = [key for key, ok in verdicts.items() if ok]
-        groups = [live.groups[key] for key in keys]
         processed = _last_rotated(groups, start, count) + 1 if feasible == to_find else count
         selector.next_start = (selector.next_start + processed) % count
         if feasible == 1:
@@ -410,42 +421,42 @@ class ExactBatch:
         return True
 
     def _walk(
-        self, live: _Live, pod: Pod, start: int, to_find: int, verdicts: dict[Hashable, bool]
+        self, live: _Live, pod: Pod, start: int, to_find: int, verdicts: list[bool]
     ) -> ScheduleResult | ExactOutcome:
         """The rotated order walked as ``find_feasible`` walks it, two lookups a node."""
-        nodes, ok, key = live.nodes, live.ok, live.key
+        nodes, gid = live.nodes, live.gid
         count = len(nodes)
+        good = [*verdicts, False]  # gid -1 (a node the local filters reject) reads the last
         window: list[int] = []
-        processed = 0
-        for step in range(count):
-            pos = start + step
-            if pos >= count:
-                pos -= count
-            processed += 1
-            if ok[pos] and verdicts[key[pos]]:
+        processed = count
+        for pos in chain(range(start, count), range(start)):
+            if good[gid[pos]]:
                 window.append(pos)
-                if len(window) >= to_find:
+                if len(window) == to_find:
+                    processed = (pos - start) % count + 1
                     break
         selector = self.profile.selector
         selector.next_start = (selector.next_start + processed) % count
         if len(window) == 1:
             return ScheduleResult(nodes[window[0]], processed, 1, None, 0)
-        sizes: dict[Hashable, int] = {}
-        first: dict[Hashable, int] = {}
+        sizes: dict[int, int] = {}
+        first: dict[int, int] = {}
         for pos in window:
-            k = key[pos]
-            if k in sizes:
-                sizes[k] += 1
+            g = gid[pos]
+            if g in sizes:
+                sizes[g] += 1
             else:
-                sizes[k] = 1
-                first[k] = pos
-        keys = list(sizes)
-        bases = self._bases(live, pod, [nodes[first[k]] for k in keys], [sizes[k] for k in keys])
+                sizes[g] = 1
+                first[g] = pos
+        ids = list(sizes)
+        bases = self._bases(live, pod, [nodes[first[g]] for g in ids], [sizes[g] for g in ids])
         if bases is None:
             return ExactOutcome.SCORE_RANGE
-        base_of = dict(zip(keys, bases, strict=True))
+        base_of = [0] * len(live.groups)
+        for g, base in zip(ids, bases, strict=True):
+            base_of[g] = base
         u = live.u
-        totals = [base_of[key[pos]] + u[pos] for pos in window]
+        totals = [base_of[gid[pos]] + u[pos] for pos in window]
         chosen = selection.pick_top(totals, selector.rng)
         return ScheduleResult(nodes[window[chosen]], processed, len(window), None, 0)
 
