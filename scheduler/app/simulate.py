@@ -16,6 +16,11 @@ victim that was itself placed earlier in the run is gone at the end: its row los
 and says who preempted it (``reason``); the summary counts it under ``preempted`` (every
 victim, running or placed in the run), not under ``unschedulable``.
 
+A pending pod with ``schedulingGates`` is never attempted, as in kube: its row says
+``gated`` (``"gated": true``, kube's ``SchedulingGated`` reason and the gates), and the
+summary counts it under ``gated``. ``--compare`` adds the placements that differ between the
+two runs (:func:`differences`).
+
 The snapshot file is read by ``app.snapshot_file`` (re-exported here for the CLI): besides
 Nodes and Pods, its Namespaces, Services and pod controllers go into the cache before any
 pod is signed, since default topology spreading and namespace selectors read them; so do its
@@ -53,15 +58,24 @@ if TYPE_CHECKING:
     from scheduler.model.pod import Pod
 
 __all__ = [
+    "GATED_MESSAGE",
+    "GATED_REASON",
     "InputError",
     "Snapshot",
     "commit_volumes",
     "compare",
+    "differences",
     "read_snapshot_file",
+    "render_compare",
     "render_table",
     "simulate",
     "to_json",
 ]
+
+GATED_REASON = "SchedulingGated"
+"""kube's PodScheduled=False reason for a pod with scheduling gates."""
+GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+"""The message the API server sets with it (pkg/registry/core/pod/strategy.go)."""
 
 
 class _Evictor:
@@ -148,16 +162,21 @@ def simulate(
         scheduler.queue.flush()
     wall = time.perf_counter() - started
     placements = [_final(row, evictor) for row in rows.values()]
+    placements += [_gated(pod) for pod in snapshot.pending if pod.scheduling_gates]
     stats = scheduler.counts()
     return {
         "placements": placements,
         "summary": {
             "scheduled": sum(1 for p in placements if p["node"]),
             "unschedulable": sum(
-                1 for p in placements if not p["node"] and p["pod"] not in evictor.preempted_by
+                1
+                for p in placements
+                if not p["node"] and not p["gated"] and p["pod"] not in evictor.preempted_by
             ),
             "preempted": len(evictor.preempted_by),
+            "gated": sum(1 for p in placements if p["gated"]),
             "batched": stats.batched,
+            "exact": stats.exact,
             "full_passes": stats.full_passes,
             "decision_seconds": round(stats.decision_seconds, 6),
             "wall_seconds": round(wall, 6),
@@ -173,6 +192,7 @@ def _final(row: dict[str, Any], evictor: _Evictor) -> dict[str, Any]:
     key = row["pod"]
     row = {
         **row,
+        "gated": False,
         "nominated_node": evictor.nominated.get(key),
         "victims": evictor.victims.get(key, []),
     }
@@ -182,16 +202,32 @@ def _final(row: dict[str, Any], evictor: _Evictor) -> dict[str, Any]:
     return row
 
 
+def _gated(pod: Pod) -> dict[str, Any]:
+    """The row of a pod its scheduling gates keep out of the queue: never attempted, with
+    kube's PodScheduled condition reason and message."""
+    return {
+        "pod": pod.key,
+        "node": None,
+        "reason": f"{GATED_REASON}: {GATED_MESSAGE} ({', '.join(pod.scheduling_gates)})",
+        "gated": True,
+        "nominated_node": None,
+        "victims": [],
+    }
+
+
 def render_table(report: Mapping[str, Any]) -> str:
     rows = [("POD", "NODE", "REASON")]
-    rows += [(p["pod"], p["node"] or "-", _reason(p)) for p in report["placements"]]
+    rows += [
+        (p["pod"], "gated" if p.get("gated") else p["node"] or "-", _reason(p))
+        for p in report["placements"]
+    ]
     widths = [max(len(r[i]) for r in rows) for i in range(2)]
     lines = [f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]}".rstrip() for r in rows]
     summary = report["summary"]
     lines.append("")
     lines.append(
         f"scheduled {summary['scheduled']}, unschedulable {summary['unschedulable']}, "
-        f"preempted {summary.get('preempted', 0)}, "
+        f"preempted {summary.get('preempted', 0)}, gated {summary.get('gated', 0)}, "
         f"batched {summary['batched']}, full passes {summary['full_passes']}, "
         f"decision {summary['decision_seconds'] * 1000:.1f} ms"
     )
@@ -221,7 +257,40 @@ def compare(
     on = simulate(snapshot, config, mode=on_mode, seed=seed)
     on_seconds = on["summary"]["decision_seconds"]
     speedup = off["summary"]["decision_seconds"] / on_seconds if on_seconds else None
-    return {"off": off, "on": on, "speedup": speedup}
+    return {"off": off, "on": on, "speedup": speedup, "differences": differences(off, on)}
+
+
+def differences(off: Mapping[str, Any], on: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The pods placed differently by the two runs (another node, or placed in one only),
+    in the first run's order: ``pod``, ``off`` and ``on`` (the node, None if not placed)."""
+    on_nodes = {p["pod"]: p["node"] for p in on["placements"]}
+    return [
+        {"pod": p["pod"], "off": p["node"], "on": on_nodes.get(p["pod"])}
+        for p in off["placements"]
+        if p["node"] != on_nodes.get(p["pod"])
+    ]
+
+
+def render_compare(report: Mapping[str, Any]) -> str:
+    """Both tables, the speedup, then the placements that differ (batching may place a pod
+    on another node of the same score, or fit fewer pods: docs/fidelity.md)."""
+    lines: list[str] = []
+    for label in ("off", "on"):
+        lines += [f"== batching {report[label]['summary']['batching']}"]
+        lines += [render_table(report[label])]
+    speedup = report["speedup"]
+    lines += [f"speedup (decision time): {speedup:.2f}x" if speedup else "speedup: n/a"]
+    diffs = report["differences"]
+    total = len(report["off"]["placements"])
+    if not diffs:
+        lines += [f"placements that differ: none of {total}"]
+        return "\n".join(lines)
+    lines += ["", f"placements that differ: {len(diffs)} of {total}"]
+    rows = [("POD", "OFF", "ON")]
+    rows += [(d["pod"], d["off"] or "-", d["on"] or "-") for d in diffs]
+    widths = [max(len(r[i]) for r in rows) for i in range(2)]
+    lines += [f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]}" for r in rows]
+    return "\n".join(lines)
 
 
 def to_json(report: Mapping[str, Any]) -> str:
