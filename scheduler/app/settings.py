@@ -43,7 +43,8 @@ class SchedulerSettings:
     """The whole process: see the module docstring."""
 
     kubeconfig: Path | None = None
-    """The kubeconfig to use; None: ``$KUBECONFIG``, ``~/.kube/config``, then in-cluster."""
+    """The kubeconfig to use; None: the configuration's ``clientConnection.kubeconfig``, else
+    in-cluster, ``$KUBECONFIG``, then ``~/.kube/config``."""
     batching: BatchingSettings = field(default_factory=BatchingSettings)
     """Opportunistic batching (KEP-5598): mode, max batch age, verification."""
     binder: BinderOptions = field(default_factory=BinderOptions)
