@@ -59,7 +59,8 @@ class ClientConnectionConfig:
     """``clientConnection``: how the API client talks to the API server."""
 
     kubeconfig: str = ""
-    """The kubeconfig file; empty: ``--kubeconfig``, else the client's default search."""
+    """The kubeconfig file, when ``--kubeconfig`` is not given; empty: the client's default
+    search (in-cluster, ``$KUBECONFIG``, ``~/.kube/config``)."""
     accept_content_types: str = ""
     """As given (we always ask for JSON: :func:`notes` says so when this asks otherwise)."""
     content_type: str = JSON_CONTENT
@@ -118,9 +119,8 @@ def notes(config: SchedulerConfig) -> tuple[ConfigNote, ...]:
             )
         )
     election = config.leader_election
-    if election.leader_elect and (election.resource_namespace, election.resource_name) == (
-        KUBE_LEASE
-    ):
+    lease = (election.resource_namespace, election.resource_name)
+    if election.leader_elect and lease == KUBE_LEASE:
         out.append(
             ConfigNote(
                 "leaderElection.resourceName",
@@ -141,7 +141,6 @@ LEADER_ELECTION_FLAGS = {
     "resource_namespace": "--leader-elect-resource-namespace",
 }
 """The leader-election flags kube-scheduler lays over the file's ``leaderElection``."""
-_DURATION_FIELDS = ("lease_duration", "renew_deadline", "retry_period")
 _ELECTION_PATHS = {
     "lease_duration": "leaderElection.leaseDuration",
     "renew_deadline": "leaderElection.renewDeadline",
@@ -168,21 +167,34 @@ def with_flags(
                 pod_max_in_unschedulable_pods_duration, "--pod-max-in-unschedulable-pods-duration"
             ),
         )
+    unknown = set(election) - set(LEADER_ELECTION_FLAGS)
+    if unknown:
+        raise TypeError(f"with_flags: unknown leader-election flags {sorted(unknown)}")
     given = {name: value for name, value in election.items() if value is not None}
     if not given:
         return config
     paths = dict(_ELECTION_PATHS)
-    values: dict[str, object] = {}
-    for name, text in given.items():
-        flag = LEADER_ELECTION_FLAGS[name]  # a KeyError is a caller's typo
-        if name in _DURATION_FIELDS:
-            values[name] = as_duration(text, flag)
-            paths[name] = flag
-        elif name == "resource_lock":
-            _check_lock(text, flag)
-        else:
-            values[name] = as_str(text, flag)
-    merged = replace(config.leader_election, **values)  # type: ignore[arg-type]
+
+    def duration(name: str, current: float) -> float:
+        if name not in given:
+            return current
+        paths[name] = LEADER_ELECTION_FLAGS[name]
+        return as_duration(given[name], paths[name])
+
+    def text(name: str, current: str) -> str:
+        return as_str(given[name], LEADER_ELECTION_FLAGS[name]) if name in given else current
+
+    if "resource_lock" in given:
+        _check_lock(given["resource_lock"], LEADER_ELECTION_FLAGS["resource_lock"])
+    old = config.leader_election
+    merged = replace(
+        old,
+        lease_duration=duration("lease_duration", old.lease_duration),
+        renew_deadline=duration("renew_deadline", old.renew_deadline),
+        retry_period=duration("retry_period", old.retry_period),
+        resource_name=text("resource_name", old.resource_name),
+        resource_namespace=text("resource_namespace", old.resource_namespace),
+    )
     _check_election(merged, paths)
     return replace(config, leader_election=merged)
 
