@@ -26,6 +26,22 @@ _ELECTION_HELP = {
 }
 
 
+_GO_BOOLS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+"""What Go's ``strconv.ParseBool`` reads, so ``--leader-elect=false`` from a kube-scheduler
+manifest means what it says there."""
+
+
+def go_bool(value: str) -> bool:
+    """A boolean flag's value as Go's flag package reads it (``true``, ``false``, ``1``…)."""
+    try:
+        return _GO_BOOLS[value]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"must be true or false, got {value!r}") from None
+
+
 def _verbosity(value: str) -> int:
     text = value.removeprefix("=")  # "-v=4" as klog writes it
     if not text.isdigit():

@@ -45,10 +45,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--batching", type=_batching, help="annotated (default), all or off")
     run.add_argument(
         "--leader-elect",
-        action=argparse.BooleanOptionalAction,
+        nargs="?",
+        const=True,
         default=None,
-        help="Lease-based leader election (default: as the config file says, else off)",
+        type=kube_flags.go_bool,
+        metavar="BOOL",
+        help="Lease-based leader election; =false turns it off, as kube-scheduler's flag "
+        "(default: as the config file says, else off)",
     )
+    run.add_argument("--no-leader-elect", dest="leader_elect", action="store_false")
     # Serving, named as kube-scheduler's flags (app/settings.py documents each).
     run.add_argument(
         "--secure-port",

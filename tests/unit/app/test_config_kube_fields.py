@@ -251,3 +251,8 @@ def test_a_plugin_enabled_at_a_workload_point_is_refused_by_path() -> None:
     plugins = {"placementScore": {"enabled": [{"name": "GangScheduling"}]}}
     error = _error({**HEAD, "profiles": [{"plugins": plugins}]})
     assert error.path == "profiles[0].plugins.placementScore.enabled[0].name"
+
+
+def test_an_unknown_leader_flag_name_is_a_programming_error() -> None:
+    with pytest.raises(TypeError, match="lease_time"):
+        with_flags(load_config({}), lease_time="15s")

@@ -160,3 +160,26 @@ def test_bad_config_field_exits_2_naming_file_and_field(
     assert _run("--config", str(path)) == 2
     assert capsys.readouterr().err.startswith(f"batch-scheduler: {path}: extenders: ")
     assert recorded.calls == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "elect"),
+    [
+        ([], None),
+        (["--leader-elect"], True),
+        (["--leader-elect=true"], True),
+        (["--leader-elect=false"], False),
+        (["--leader-elect=0"], False),
+        (["--no-leader-elect"], False),
+    ],
+)
+def test_leader_elect_takes_a_go_bool_as_kube_schedulers_flag(
+    argv: list[str], elect: bool | None
+) -> None:
+    assert build_parser().parse_args(["run", *argv]).leader_elect is elect
+
+
+def test_leader_elect_refuses_a_non_bool() -> None:
+    with pytest.raises(SystemExit) as caught:
+        build_parser().parse_args(["run", "--leader-elect=maybe"])
+    assert caught.value.code == 2
