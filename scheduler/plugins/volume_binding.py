@@ -136,6 +136,11 @@ def find_matching_volume(
     return best
 
 
+KUBE_DEFAULT_SHAPE: Final = [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]
+"""VolumeBindingArgs.shape as kube-scheduler defaults it (scores out of 10), what
+``_utilization_score`` computes."""
+
+
 def _utilization_score(requested: int, capacity: int) -> int:
     """kube's default shape (0 % → 100, 100 % → 0), broken-linear with integer steps."""
     if capacity == 0 or requested > capacity:
@@ -151,12 +156,18 @@ class VolumeBinding:
     """PreFilter, Filter, PreScore, Score, Reserve/Unreserve, Sign; see the module docstring.
 
     Args (``VolumeBindingArgs``): ``bindTimeoutSeconds`` (default 600), read by PreBind;
-    ``shape`` is not supported (kube's default shape is used)."""
+    ``shape`` only as kube's default (which kube-scheduler writes into its configuration), the
+    one we score with; another shape is refused."""
 
     name: str = names.VOLUME_BINDING
 
     def __init__(self, args: PluginArgs, handle: Handle) -> None:
-        plugin_args.check_fields(args, "VolumeBindingArgs", ("bindTimeoutSeconds",))
+        plugin_args.check_fields(args, "VolumeBindingArgs", ("bindTimeoutSeconds", "shape"))
+        if "shape" in args and args["shape"] != KUBE_DEFAULT_SHAPE:
+            raise ValueError(
+                f"VolumeBindingArgs.shape: only kube's default {KUBE_DEFAULT_SHAPE} is "
+                f"supported, got {args['shape']!r}"
+            )
         timeout = args.get("bindTimeoutSeconds", DEFAULT_BIND_TIMEOUT_SECONDS)
         if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 0:
             raise ValueError(

@@ -256,3 +256,52 @@ def test_a_plugin_enabled_at_a_workload_point_is_refused_by_path() -> None:
 def test_an_unknown_leader_flag_name_is_a_programming_error() -> None:
     with pytest.raises(TypeError, match="lease_time"):
         with_flags(load_config({}), lease_time="15s")
+
+
+def _written_without_unimplemented_plugins() -> dict[str, Any]:
+    """The written configuration minus what docs/operations.md says to remove: the two
+    plugins batch-scheduler refuses to enable (DynamicResources, NodeDeclaredFeatures)."""
+    doc = _written()
+    profile = doc["profiles"][0]
+    refused = {"DynamicResources", "NodeDeclaredFeatures"}
+    multi = profile["plugins"]["multiPoint"]
+    multi["enabled"] = [p for p in multi["enabled"] if p["name"] not in refused]
+    profile["pluginConfig"] = [c for c in profile["pluginConfig"] if c["name"] not in refused]
+    return doc
+
+
+def test_written_config_refuses_only_the_unimplemented_plugins() -> None:
+    error = _error(_written())
+    assert error.path == "profiles[0].plugins.multiPoint.enabled[14].name"
+    assert "DynamicResources" in error.message
+
+
+def test_written_config_without_them_builds_kube_schedulers_profile() -> None:
+    """Every pluginConfig args kube writes (VolumeBinding's default shape included) is read
+    by the plugins, and the profile has kube's default plugins and weights."""
+    config = load_config(_written_without_unimplemented_plugins())
+    scheduler = build_scheduler(
+        config, clock=FakeClock(), binder=_Unused(), reporter=_Unused(), batching=BatchingSettings()
+    )
+    assert list(scheduler.profiles) == ["default-scheduler"]
+    weights = {spec.name: spec.weight for spec in config.profiles[0].plugins}
+    assert (weights["TaintToleration"], weights["NodeAffinity"]) == (3, 2)
+    assert (weights["PodTopologySpread"], weights["InterPodAffinity"]) == (2, 2)
+
+
+def test_a_volume_binding_shape_other_than_kubes_default_is_refused() -> None:
+    doc = _written_without_unimplemented_plugins()
+    [volume_binding] = [
+        c for c in doc["profiles"][0]["pluginConfig"] if c["name"] == "VolumeBinding"
+    ]
+    volume_binding["args"]["shape"] = [{"utilization": 0, "score": 0}]
+    with pytest.raises(ConfigError) as caught:
+        build_scheduler(
+            load_config(doc),
+            clock=FakeClock(),
+            binder=_Unused(),
+            reporter=_Unused(),
+            batching=BatchingSettings(),
+        )
+    assert caught.value.path == "pluginConfig[VolumeBinding].args"
+    assert "VolumeBindingArgs.shape" in caught.value.message
