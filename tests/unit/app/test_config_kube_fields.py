@@ -242,7 +242,11 @@ class _Unused:
 
 
 def test_workload_points_kube_writes_empty_are_accepted() -> None:
-    points = {"placementGenerate": {}, "placementScore": {}, "podGroupPostFilter": {}}
+    points: dict[str, object] = {
+        "placementGenerate": {},
+        "placementScore": {},
+        "podGroupPostFilter": {},
+    }
     config = load_config({**HEAD, "profiles": [{"plugins": points}]})
     assert config.profiles[0].plugins == load_config({}).profiles[0].plugins
 
