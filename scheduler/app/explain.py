@@ -22,7 +22,10 @@ The report (``--output json``) is one object with these keys, all always present
 of ``plugin``, ``raw``, ``normalized``, ``weight``, ``weighted``), ``nominated_pods`` (node →
 the pods nominated there that Filter counted), ``fit_error``,
 ``batching`` (``mode``, ``signable``, ``path``: exact, hint or full, ``refused_by``,
-``reason``, ``if_opted_in``), ``notes``.
+``reason``, ``if_opted_in``), ``gated`` (kube's ``SchedulingGated`` reason and the gates,
+or null: a gated pod is never attempted, and that is the answer; the verdicts say what a
+pass would find once the gates are gone), ``omitted`` (nodes left out by ``--top N`` or
+``--node NAME``, :func:`select`), ``notes``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from scheduler.app import cluster_snapshot
 from scheduler.app.core import build_scheduler
 from scheduler.app.local_binder import LocalBinder
+from scheduler.app.simulate import GATED_MESSAGE, GATED_REASON
 from scheduler.app.snapshot_file import InputError, Snapshot, read_snapshot_file
 from scheduler.batching.signature import (
     OPTED_OUT,
@@ -59,7 +63,15 @@ if TYPE_CHECKING:
     from scheduler.framework.status import Status
     from scheduler.model.pod import Pod
 
-__all__ = ["ExplainError", "InputError", "explain", "read_cluster", "render_table", "to_json"]
+__all__ = [
+    "ExplainError",
+    "InputError",
+    "explain",
+    "read_cluster",
+    "render_table",
+    "select",
+    "to_json",
+]
 
 WIDTH = 100
 """Columns the table fits in."""
@@ -140,8 +152,43 @@ def explain(
         "nominated_pods": {node: list(keys) for node, keys in result.nominated_pods.items()},
         "fit_error": result.fit_error or None,
         "batching": _batching(scheduler.signers[name], pod),
+        "gated": _gated(pod),
+        "omitted": 0,
         "notes": notes,
     }
+
+
+def _gated(pod: Pod) -> str | None:
+    """Why a gated pod is not attempted at all, as kube's PodScheduled condition says."""
+    if not pod.scheduling_gates:
+        return None
+    return f"{GATED_REASON}: {GATED_MESSAGE} ({', '.join(pod.scheduling_gates)})"
+
+
+def select(
+    report: Mapping[str, Any], *, top: int | None = None, node: str | None = None
+) -> dict[str, Any]:
+    """The report with only the rows asked for: ``node``'s alone (ExplainError if the
+    snapshot has no such node), or the ``top`` best-scored nodes, then the rejected ones, up
+    to ``top`` rows; ``omitted`` counts the nodes left out. The counts, ``best`` and the
+    FailedScheduling message still describe every node."""
+    nodes: list[dict[str, Any]] = list(report["nodes"])
+    if node is not None:
+        kept = [verdict for verdict in nodes if verdict["node"] == node]
+        if not kept:
+            raise ExplainError(
+                f"--node: the snapshot has no node named {node!r} ({len(nodes)} nodes)"
+            )
+    elif top is not None:
+        scored = sorted(
+            (verdict for verdict in nodes if verdict["total"] is not None),
+            key=lambda verdict: -verdict["total"],
+        )
+        rest = [verdict for verdict in nodes if verdict["total"] is None]
+        kept = (scored + rest)[:top]
+    else:
+        return dict(report)
+    return {**report, "nodes": kept, "omitted": len(nodes) - len(kept)}
 
 
 def _find(snapshot: Snapshot, key: str) -> Pod:
@@ -262,11 +309,6 @@ def _notes(result: ex.Explanation, pod: Pod) -> list[str]:
             f"explained under profile {result.profile}; the pod's schedulerName is "
             f"{pod.scheduler_name}"
         )
-    if pod.scheduling_gates:
-        notes.append(
-            f"the pod has scheduling gates ({', '.join(pod.scheduling_gates)}): it is not "
-            "attempted until they are removed"
-        )
     if pod.deleting:
         notes.append("the pod is being deleted: it is not attempted")
     for node, keys in sorted(result.nominated_pods.items()):
@@ -316,9 +358,18 @@ def to_json(report: Mapping[str, Any]) -> str:
 
 def render_table(report: Mapping[str, Any]) -> str:
     """The report for a terminal, in :data:`WIDTH` columns (long reasons wrap)."""
-    lines = [_headline(report), _pre_filter_line(report["pre_filter"]), *_batching_line(report)]
+    lines = [_headline(report)]
+    if report["gated"]:
+        lines += _wrap(
+            f"Not attempted: {report['gated']}. What follows is what a pass would find once "
+            "the gates are removed.",
+            indent=2,
+        )
+    lines += [_pre_filter_line(report["pre_filter"]), *_batching_line(report)]
     lines += ["", "Filter (the first plugin that rejects a node, as kube's Status)"]
     lines += _filter_table(report["nodes"])
+    if report["omitted"]:
+        lines += [f"({report['omitted']} more nodes not shown: --top, --node)"]
     scored = [node for node in report["nodes"] if node["total"] is not None]
     if scored:
         lines += ["", "Score (feasible nodes, highest total first; weighted = normalized x weight)"]

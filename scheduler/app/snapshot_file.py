@@ -11,12 +11,21 @@ Used, each through the same ``model.parse`` function as ``run``: Nodes, Pods, Na
 ReplicaSets and StatefulSets (the DefaultSelector of default topology spreading),
 PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes (the volume
 plugins), PodDisruptionBudgets (preemption's choice of victims, by their
-``status.disruptionsAllowed``). Every other kind cannot affect a decision and is counted by
-kind in ``Snapshot.ignored`` (ConfigMaps, Deployments, Events, ...; also PriorityClasses:
-admission has already written each pod's ``spec.priority`` from its class, and that is what
-the scheduler reads). A kind we use that comes from another
-API group (a Knative ``serving.knative.dev/Service``) is not ours and is counted as
-``Service.serving.knative.dev``.
+``status.disruptionsAllowed``). Every other kind Kubernetes serves cannot affect a decision
+and is counted by kind in ``Snapshot.ignored`` (ConfigMaps, Deployments, Events, ...; also
+PriorityClasses: admission has already written each pod's ``spec.priority`` from its class,
+and that is what the scheduler reads). So is a custom resource (an API group that is not
+Kubernetes' own, ``app.kube_kinds``); a kind of ours from such a group (a Knative
+``serving.knative.dev/Service``) is counted as ``Service.serving.knative.dev``. A kind
+Kubernetes does not serve (``kind: Pdo``), or a kind of its own under an apiVersion that does
+not serve it (``extensions/v1beta1`` Deployments), is an :class:`InputError` naming the
+document: a typo would otherwise leave an object out unnoticed.
+
+A file cut short is named as truncated: ``app.input_file`` says so where the text ends
+mid-document, and a ``kubectl`` List whose ``kind: List`` (written after the items) is
+missing is named so here.
+
+Pods with ``schedulingGates`` are pending pods like the others; the queue keeps them gated.
 
 A malformed object of a used kind is an :class:`InputError` naming where it is, the
 object and the field: ``document 0, items[3]: Pod ns/name: spec.containers[0]...``.
@@ -36,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from scheduler.app.input_file import InputFileError, read_documents
+from scheduler.app.kube_kinds import kind_problem
 from scheduler.model.errors import ModelError
 from scheduler.model.parse import (
     controller_from_raw,
@@ -209,6 +219,11 @@ class _Builder:
             raise InputError(f"{place}: must be a mapping, got {type(raw).__name__}")
         api_version = raw.get("apiVersion", implied[0] if implied else None)
         kind = raw.get("kind", implied[1] if implied else None)
+        if kind is None and not place.items and "items" in raw:
+            raise InputError(
+                f"{place}: kind: missing after the items: the file looks truncated "
+                "(kubectl writes a List's kind after its items)"
+            )
         if not isinstance(kind, str) or not kind:
             raise InputError(f"{place}: kind: must be a non-empty string, got {kind!r}")
         if api_version is not None and not isinstance(api_version, str):
@@ -216,6 +231,8 @@ class _Builder:
         if kind == "List" or (kind.endswith("List") and "items" in raw):
             self._add_list(raw, kind, api_version, place)
             return
+        if problem := kind_problem(api_version, kind):
+            raise InputError(f"{place}: {problem}")
         group = api_version.rpartition("/")[0] if api_version else None
         expected = USED_KINDS.get(kind)
         if expected is None or (group is not None and group != expected):

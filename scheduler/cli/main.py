@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scheduler import __version__
+from scheduler.app.snapshot_file import USED_KINDS as SNAPSHOT_KINDS_READ
 from scheduler.batching.signature import BatchingMode
 from scheduler.cli import kube_flags
 from scheduler.framework.config import DEFAULT_SCHEDULER_NAME, ConfigError
@@ -28,6 +29,12 @@ def _batching(value: str) -> BatchingMode:
         raise argparse.ArgumentTypeError(
             f"--batching: must be one of annotated, all, off (got {value!r})"
         ) from None
+
+
+def _positive(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1 (got {value!r})")
+    return int(value)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -123,15 +130,17 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument(
         "cluster",
         type=Path,
-        help="a kubectl List or multi-document YAML: Nodes, Pods, Namespaces, Services, "
-        "ReplicationControllers, ReplicaSets, StatefulSets (other kinds are counted as ignored)",
+        help="a kubectl List (-o json or -o yaml) or multi-document YAML, - for stdin: "
+        f"{', '.join(SNAPSHOT_KINDS_READ)} (other Kubernetes kinds are counted as ignored)",
     )
     simulate.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
     simulate.add_argument("--batching", type=_batching, help="annotated (default), all or off")
     simulate.add_argument("--seed", type=int, default=0, help="seed for tie-breaking")
     simulate.add_argument("--output", choices=("json", "table"), default="table")
     simulate.add_argument(
-        "--compare", action="store_true", help="run batching off and on, print both"
+        "--compare",
+        action="store_true",
+        help="run batching off and on, print both and the placements that differ",
     )
     simulate.add_argument("--scheduler-name", default=DEFAULT_SCHEDULER_NAME)
 
@@ -151,6 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument(
         "--profile", help="explain under this profile, whatever the pod's schedulerName"
     )
+    explain.add_argument(
+        "--top",
+        type=_positive,
+        metavar="N",
+        help="only the N best-scored nodes (then the rejected ones), up to N rows per table",
+    )
+    explain.add_argument("--node", metavar="NAME", help="only this node's verdict and scores")
 
     sim = commands.add_parser("sim", help="the Kubernetes API emulator")
     sim_commands = sim.add_subparsers(dest="sim_command", required=True)
@@ -199,11 +215,7 @@ def _simulate(args: argparse.Namespace) -> int:
             if args.output == "json":
                 print(simulate.to_json(report))
             else:
-                for label in ("off", "on"):
-                    print(f"== batching {report[label]['summary']['batching']}")
-                    print(simulate.render_table(report[label]))
-                speedup = report["speedup"]
-                print(f"speedup (decision time): {speedup:.2f}x" if speedup else "speedup: n/a")
+                print(simulate.render_compare(report))
             return 0
         report = simulate.simulate(snapshot, config, mode=_mode(args), seed=args.seed)
     except ConfigError as exc:  # plugin args are validated when the profiles are built
@@ -229,6 +241,7 @@ def _explain(args: argparse.Namespace) -> int:
         config = read_config(args.config, scheduler_name=args.scheduler_name)
         snapshot = explain.read_cluster(args.cluster)
         report = explain.explain(snapshot, config, args.pod, mode=_mode(args), profile=args.profile)
+        report = explain.select(report, top=args.top, node=args.node)
     except ConfigError as exc:  # plugin args are validated when the profiles are built
         return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except (explain.InputError, explain.ExplainError) as exc:

@@ -278,6 +278,8 @@ def test_json_keys_are_documented(tmp_path: Path) -> None:
         "nominated_pods",
         "fit_error",
         "batching",
+        "gated",
+        "omitted",
         "notes",
     ]
     assert set(report["nodes"][0]) == {

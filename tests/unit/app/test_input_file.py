@@ -74,7 +74,7 @@ def test_nesting_at_the_limit_loads() -> None:
     [
         pytest.param("a: 1\na: 2\n", "line 2, column 1: key 'a' appears twice", id="dup-key"),
         pytest.param("a: [1\n", "line 2, column 1:", id="unclosed"),
-        pytest.param("a: b: c\n", "line 1, column 5: mapping values are not allowed here", id="mv"),
+        pytest.param("a: b: c\n", "line 1, column 5: mapping values are not allowed", id="mv"),
         pytest.param("a: \x07\n", "character U+0007 at line 1, column 4 is not allowed", id="bel"),
         pytest.param("a: *nope\n", "found undefined alias", id="alias"),
         pytest.param(

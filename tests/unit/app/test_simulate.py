@@ -60,12 +60,14 @@ def test_json_report_places_and_explains(tmp_path: Path) -> None:
             "pod": "default/high",
             "node": "big",
             "reason": None,
+            "gated": False,
             "nominated_node": None,
             "victims": [],
         },
         {
             "pod": "default/low",
             "node": None,
+            "gated": False,
             "nominated_node": None,
             "victims": [],
             # kube's message, with DefaultPreemption's: "big" only holds pods of no lower
@@ -138,12 +140,12 @@ def test_bad_config_exits_2(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-        "extenders: []\n"
+        "noSuchField: 1\n"
     )
     cluster = _write(tmp_path, [_strip(make_node("n"))])
     result = _run(str(cluster), "--config", str(config))
     assert result.returncode == 2
-    assert "extenders: unknown or unsupported field" in result.stderr
+    assert "noSuchField: unknown or unsupported field" in result.stderr
 
 
 def _pod_doc(name: str = "p", **meta: object) -> dict[str, object]:
@@ -266,7 +268,14 @@ def test_kubectl_list_is_placed_and_ignored_kinds_counted(tmp_path: Path) -> Non
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["placements"] == [
-        {"pod": "default/p", "node": "n", "reason": None, "nominated_node": None, "victims": []}
+        {
+            "pod": "default/p",
+            "node": "n",
+            "reason": None,
+            "gated": False,
+            "nominated_node": None,
+            "victims": [],
+        }
     ]
     assert report["summary"]["ignored"] == {"ConfigMap": 2, "Deployment": 1}
     table = _run(str(path))

@@ -58,6 +58,7 @@ def test_high_priority_pod_preempts_the_minimal_victims_and_is_scheduled() -> No
                 "pod": "default/high",
                 "node": "n1",
                 "reason": None,
+                "gated": False,
                 "nominated_node": "n1",
                 "victims": ["default/n1-b"],
             }
@@ -130,6 +131,7 @@ def test_a_victim_placed_earlier_in_the_run_says_who_preempted_it() -> None:
         "pod": "default/mid",
         "node": None,
         "reason": "preempted by default/high on node n1",
+        "gated": False,
         "nominated_node": None,
         "victims": [],
     }
