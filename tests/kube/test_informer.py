@@ -303,3 +303,82 @@ async def test_reflector_lists_watches_and_replaces_after_a_410(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+# -- templates ----------------------------------------------------------------------------------
+
+
+def _ephemeral(raw: Raw) -> Raw:
+    raw["spec"]["volumes"] = [
+        {
+            "name": "scratch",
+            "ephemeral": {
+                "volumeClaimTemplate": {
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "1Gi"}},
+                    }
+                }
+            },
+        }
+    ]
+    return raw
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        pytest.param(lambda name: make_pod(name, cpu="100m", labels={"app": "web"}), id="plain"),
+        pytest.param(
+            lambda name: make_pod(
+                name,
+                cpu="1",
+                labels={"app": "web"},
+                affinity={
+                    "podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "labelSelector": {"matchLabels": {"app": "web"}},
+                                "topologyKey": "kubernetes.io/hostname",
+                            }
+                        ]
+                    }
+                },
+            ),
+            id="affinity-resolved-to-the-namespace",
+        ),
+        pytest.param(lambda name: _ephemeral(make_pod(name, cpu="1")), id="ephemeral-volume"),
+        pytest.param(lambda name: make_pod(name, cpu="1", node_name="n1"), id="assigned"),
+    ],
+)
+def test_a_pod_of_a_known_template_is_the_record_a_parse_gives(build: Any) -> None:
+    scheduler, _, _ = scheduler_for([make_node("n1", cpu="64")], auto_bind=False)
+    pods, _ = _intake(scheduler)
+    for i, namespace in enumerate(("default", "default", "other", "other")):
+        raw = build(f"p-{i}")
+        raw["metadata"]["namespace"] = namespace
+        raw["metadata"]["uid"] = f"uid-{i}"
+        pods.apply_raw("ADDED", _encoded(raw, str(10 + i)))
+        raw["metadata"]["resourceVersion"] = str(10 + i)
+        expected = pod_from_raw(raw)
+        held = scheduler.cluster.get_pod(expected.uid)
+        queued = scheduler.queue.get(expected.uid)
+        got = held if expected.node_name else (queued.pod if queued is not None else None)
+        assert got == expected
+    if "ephemeral" in str(build("x")["spec"]):
+        # Its claim is named after the pod: no two pods share a template.
+        assert (pods.counts.parsed, pods.counts.templated) == (4, 0)
+    else:
+        # One parse per namespace: the second pod of each is its template's.
+        assert (pods.counts.parsed, pods.counts.templated) == (2, 2)
+
+
+def test_bad_pods_of_one_template_are_each_parsed_and_reported() -> None:
+    scheduler, _, reporter = scheduler_for([make_node("n1", cpu="4")])
+    pods, _ = _intake(scheduler)
+    for name in ("bad-0", "bad-1"):
+        raw = make_pod(name, cpu="lots")
+        raw["metadata"]["uid"] = f"uid-{name}"
+        pods.apply_raw("ADDED", _encoded(raw, "5"))
+    assert pods.counts.templated == 0
+    assert set(reporter.unschedulable_messages) == {"default/bad-0", "default/bad-1"}

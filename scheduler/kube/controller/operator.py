@@ -82,7 +82,7 @@ def build_registry(
 def _watch(
     registry: kopf.OperatorRegistry,
     kind: Kind,
-    apply: Callable[[str | None, Any], None],
+    apply: Callable[[str | None, Any], object],
     *,
     sync: CacheSync,
     relists: Relists,

@@ -79,23 +79,25 @@ class PodEvents:
         """uid → the parse error already reported (report each problem once, not on every
         update, and never loop on our own condition patch)."""
 
-    def apply(self, event_type: str | None, raw: Mapping[str, object]) -> None:
-        """One watch event (``None``: a listed object, as kopf's initial listing)."""
+    def apply(self, event_type: str | None, raw: Mapping[str, object]) -> Pod | None:
+        """One watch event (``None``: a listed object, as kopf's initial listing); returns
+        the record parsed and delivered, if one was."""
         if event_type == DELETED:
             _, _, uid = object_ref(raw)
             self.delete(Uid(uid))
-            return
+            return None
         if event_type is None:
             _, _, uid = object_ref(raw)
             held = self.versions.get(Uid(uid))
             if held and held == resource_version(raw):
-                return  # listed again (kopf's own LIST, a re-list after 410): already applied
+                return None  # listed again (kopf's own LIST, a re-list after 410): applied
         try:
             pod = pod_from_raw(raw)
         except ModelError as exc:
             self._unreadable(raw, exc)
-            return
+            return None
         self.deliver(pod)
+        return pod
 
     def deliver(self, pod: Pod) -> bool:
         """Hand a parsed pod to the event handlers; returns whether the scheduler holds it

@@ -96,8 +96,8 @@ class Cause(StrEnum):
 class Applier(Protocol):
     """What ``pods``, ``nodes`` and ``objects`` offer the sync, keyed by ``kinds.key_of``."""
 
-    def apply(self, event_type: str | None, raw: Mapping[str, object]) -> None:
-        """One event; ``None``: a listed object."""
+    def apply(self, event_type: str | None, raw: Mapping[str, object]) -> object:
+        """One event; ``None``: a listed object (what it returns is not read)."""
 
     def remove(self, key: str) -> None:
         """The object is gone from the API."""
@@ -220,7 +220,7 @@ class CacheSync:
         log.info("caches_listed", **counts)
 
     async def _apply_pages(
-        self, path: str, apply: Callable[[str | None, Mapping[str, object]], None]
+        self, path: str, apply: Callable[[str | None, Mapping[str, object]], object]
     ) -> int:
         count = 0
         async for page, _ in list_pages(self.client, path):

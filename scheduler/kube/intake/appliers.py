@@ -14,6 +14,8 @@ as (fingerprint, nodeName) per pod and a fingerprint per node:
 * **same fingerprint, nodeName now set to the node we assumed it on** (the MODIFIED echo of
   our own bind): the assumed record, at the event's version, goes to the handlers as the
   parsed pod would have (they confirm the assumption), without building a model;
+* anything else of a pod template parsed before (the next pod of a ReplicaSet or a Job:
+  ``templates``): that record with this pod's identity goes to the handlers;
 * anything else: decoded in full and parsed (``model.parse``) by the controller's
   :class:`~scheduler.kube.controller.pods.PodEvents` /
   :class:`~scheduler.kube.controller.nodes.NodeEvents`, as kopf's events were: the same
@@ -40,12 +42,14 @@ from scheduler.kube.intake.peek import (
     peek_pod,
     top_level_node_name,
 )
+from scheduler.kube.intake.templates import PodTemplates
 from scheduler.model.keys import Uid
 from scheduler.model.pod import Pod
 
 if TYPE_CHECKING:
     from scheduler.kube.controller.nodes import NodeEvents
     from scheduler.kube.controller.pods import PodEvents
+    from scheduler.kube.intake.peek import PodPeek
     from scheduler.metrics import Metrics
 
 __all__ = ["NodeIntake", "PodIntake", "decode_object"]
@@ -73,10 +77,13 @@ def _at_version(pod: Pod, resource_version: str) -> Pod:
 class _Counts:
     """Events by outcome, for the benchmark and the tests (cheap ints, no metrics calls)."""
 
-    __slots__ = ("confirmed", "parsed", "skipped")
+    __slots__ = ("confirmed", "parsed", "skipped", "templated")
 
     def __init__(self) -> None:
         self.parsed = 0
+        """Decoded and parsed in full."""
+        self.templated = 0
+        """Built from the record of the same template (``templates``), unparsed."""
         self.skipped = 0
         self.confirmed = 0
 
@@ -89,6 +96,7 @@ class PodIntake:
         self.metrics = metrics
         self.handlers = events.handlers
         self.counts = _Counts()
+        self.templates = PodTemplates()
         self._applied: dict[Uid, tuple[int, str]] = {}
         """uid → (fingerprint, nodeName) of the version last delivered, per held pod."""
 
@@ -113,8 +121,7 @@ class PodIntake:
                 and self._unchanged(uid, applied[1], peek.node_name, peek.resource_version, raw)
             ):
                 return uid, peek.resource_version
-        self._parse(event_type, raw, (uid, peek.fingerprint, peek.node_name))
-        return uid, peek.resource_version
+        return self._parse(event_type, raw, peek)
 
     def _unchanged(
         self, uid: Uid, applied_node: str, node_name: str, version: str, raw: Buffer
@@ -146,24 +153,34 @@ class PodIntake:
         self.counts.confirmed += 1
         return True
 
-    def _parse(
-        self, event_type: str | None, raw: Buffer, peeked: tuple[Uid, int, str] | None
-    ) -> tuple[str, str]:
-        self.counts.parsed += 1
-        obj = _decoded(raw, "Pod", self.metrics)
-        if obj is None:
-            return "", ""
-        self.events.apply(event_type, obj)
-        if peeked is None:
+    def _parse(self, event_type: str | None, raw: Buffer, peek: PodPeek | None) -> tuple[str, str]:
+        if peek is None:
+            self.counts.parsed += 1
+            obj = _decoded(raw, "Pod", self.metrics)
+            if obj is None:
+                return "", ""
+            self.events.apply(event_type, obj)
             _, _, uid_text = object_ref(obj)
             self._applied.pop(Uid(uid_text), None)
             return uid_text, resource_version(obj)
-        uid, fingerprint, node_name = peeked
+        uid = Uid(peek.uid)
+        pod = self.templates.get(peek)
+        if pod is not None:  # a pod of a template parsed before: its record, re-identified
+            self.counts.templated += 1
+            self.events.deliver(pod)
+        else:
+            self.counts.parsed += 1
+            obj = _decoded(raw, "Pod", self.metrics)
+            if obj is None:
+                return "", ""
+            pod = self.events.apply(event_type, obj)
+            if pod is not None:
+                self.templates.put(peek, pod)
         if uid in self.events.versions:
-            self._applied[uid] = (fingerprint, node_name)
+            self._applied[uid] = (peek.fingerprint, peek.node_name)
         else:
             self._applied.pop(uid, None)
-        return uid, ""
+        return uid, peek.resource_version
 
     def _delete(self, raw: Buffer) -> tuple[str, str]:
         try:

@@ -147,6 +147,7 @@ class _SpecOnly(msgspec.Struct):
 
 _spec_only = msgspec.json.Decoder(_SpecOnly)
 _NODE_NAME = b'"nodeName":"'
+_EPHEMERAL = b'"ephemeral":'
 _SEPARATOR = b"\x00"
 """Joins the fingerprinted parts: JSON text never holds a raw NUL, so the join is
 unambiguous."""
@@ -157,6 +158,10 @@ class PodPeek(msgspec.Struct, frozen=True):
     resource_version: str
     node_name: str
     fingerprint: int
+    namespace: str
+    name: str
+    template: bytes
+    """Every part the model reads but the pod's identity (``templates``)."""
 
 
 class NodePeek(msgspec.Struct, frozen=True):
@@ -212,7 +217,22 @@ def peek_pod(raw: Buffer) -> PodPeek:
     ):
         for cs in statuses:
             parts += (mark, cs.name, cs.allocatedResources, cs.resources)
-    return PodPeek(meta.uid, meta.resourceVersion, node_name, hash(_SEPARATOR.join(parts)))
+    fingerprint = hash(_SEPARATOR.join(parts))
+    # The template: the same parts but the name (read only to name ephemeral volumes' claims)
+    # and with the node, exactly (compared as bytes, not hashed: ``templates``).
+    if _EPHEMERAL not in spec:
+        parts[0] = b""
+    parts.append(node_name.encode())
+    template = _SEPARATOR.join(parts)
+    return PodPeek(
+        meta.uid,
+        meta.resourceVersion,
+        node_name,
+        fingerprint,
+        meta.namespace,
+        meta.name,
+        template,
+    )
 
 
 def top_level_node_name(raw: Buffer) -> str:
