@@ -25,6 +25,10 @@ One run: start the scheduler and wait until it is ready, open a pod watch, creat
 scenario's pods (32 in flight), wait until the watch saw every pod bound, read the
 scheduler's ``/metrics``, CPU and peak RSS, stop it, force-delete the pods (no kubelet will
 ever confirm a graceful deletion) and wait until they are gone.
+
+``--kubelet-load [1|2]``: a simulated kubelet (``real_kubelet``) beside each run marks every
+bound pod Running and Ready with two status updates (or one), as a real cluster's kubelets
+do, so the intake cost of events a scheduler must read and skip is measured too.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from bench.burst import (
 )
 from bench.configs import CONFIGS, scheduler_config
 from bench.measure import by_label, cpu_seconds, metric_sum, parse_metrics, vm_hwm_mb
+from bench.real_kubelet import SimulatedKubelet
 from bench.scenarios import SCENARIOS, SCHEDULER_NAME
 from bench.stats import percentile, rounded
 from controlplane.launcher import ControlPlane, free_port
@@ -258,9 +263,11 @@ async def run_one(
     repeat: int,
     run_timeout: float,
     during_burst: Callable[[Process], contextlib.AbstractAsyncContextManager[None]] | None = None,
+    kubelet_updates: int = 0,
 ) -> dict[str, Any]:
     """One measured run; ``during_burst`` (a profiler) wraps the burst, from the first create
-    until the scheduler's CPU has been read after the last bind."""
+    until the scheduler's CPU has been read after the last bind. ``kubelet_updates`` (1 or
+    2; 0: none) runs a simulated kubelet beside it (``--kubelet-load``, ``real_kubelet``)."""
     objects = scenario.build(cluster.nodes)
     pods = len(objects)
     run_dir = Path(tempfile.mkdtemp(prefix=f"{scheduler}-", dir=cluster.workdir))
@@ -271,7 +278,14 @@ async def run_one(
         await proc.wait_ready()
         t_ready = time.perf_counter()
         watch = BindWatch(cluster.cp.api_url, pods, path=PODS_PATH, tls=cluster.ssl)
-        await watch.start(await _resource_version(cluster))
+        version = await _resource_version(cluster)
+        await watch.start(version)
+        kubelet = None
+        if kubelet_updates:
+            kubelet = SimulatedKubelet(
+                cluster.cp.api_url, PODS_PATH, tls=cluster.ssl, updates=kubelet_updates
+            )
+            await kubelet.start(version)
         cpu0 = cpu_seconds(proc.proc.pid)
         try:
             async with contextlib.AsyncExitStack() as profiling:
@@ -286,6 +300,8 @@ async def run_one(
             text = await proc.metrics()
         finally:
             await watch.stop()
+            if kubelet is not None:
+                await kubelet.stop()
     finally:
         proc.stop()
     api_cpu = cpu_seconds(cluster.cp.process("kube-apiserver").proc.pid) - api_cpu0
@@ -318,6 +334,8 @@ async def run_one(
         ),
         "batch_attempts": by_label(metrics, "scheduler_batch_attempts_total", "result"),
         "batch_flushes": by_label(metrics, "scheduler_batch_cache_flushed_total", "reason"),
+        # Status updates the simulated kubelet wrote by the last bind (--kubelet-load).
+        "kubelet_updates": 0 if kubelet is None else kubelet.sent,
     }
 
 
@@ -329,6 +347,7 @@ async def run_matrix(
     repeats: int,
     run_timeout: float,
     on_record: Callable[[list[dict[str, Any]]], None],
+    kubelet_updates: int = 0,
 ) -> list[dict[str, Any]]:
     """Every run's record; ``on_record`` gets the records so far after each run."""
     records: list[dict[str, Any]] = []
@@ -340,7 +359,13 @@ async def run_matrix(
             # One unrecorded run first: a fresh API server and etcd warm up (caches,
             # compaction of the node creates) during their first burst, whoever runs it.
             await run_one(
-                cluster, SCENARIOS[scenarios[0]], schedulers[0], configs[0], -1, run_timeout
+                cluster,
+                SCENARIOS[scenarios[0]],
+                schedulers[0],
+                configs[0],
+                -1,
+                run_timeout,
+                kubelet_updates=kubelet_updates,
             )
             for repeat in range(repeats):
                 for name in scenarios:
@@ -351,7 +376,13 @@ async def run_matrix(
                             if scheduler == "ceiling" and config != configs[0]:
                                 continue  # the bare client has no configuration
                             record = await run_one(
-                                cluster, SCENARIOS[name], scheduler, config, repeat, run_timeout
+                                cluster,
+                                SCENARIOS[name],
+                                scheduler,
+                                config,
+                                repeat,
+                                run_timeout,
+                                kubelet_updates=kubelet_updates,
                             )
                             _print(record)
                             records.append(record)
@@ -380,6 +411,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--kubelet-load",
+        type=int,
+        nargs="?",
+        const=2,
+        default=0,
+        choices=(1, 2),
+        help="a simulated kubelet marks each bound pod Running and Ready: 2 status updates "
+        "per pod (the default), or 1",
+    )
     a = parser.parse_args(argv)
     nodes = [int(n) for n in (a.nodes or ("500" if a.quick else "500,1000,5000")).split(",")]
     repeats = a.repeats or (1 if a.quick else 3)
@@ -403,6 +444,7 @@ def main(argv: list[str]) -> int:
         "nodes": nodes,
         "client_qps_burst": {"kube-scheduler": CLIENT_QPS, "ours": None, "ceiling": None},
         "bind_concurrency": BIND_CONCURRENCY,
+        "kubelet_updates_per_pod": a.kubelet_load,
         **chosen,
     }
     a.out.mkdir(parents=True, exist_ok=True)
@@ -423,6 +465,7 @@ def main(argv: list[str]) -> int:
             repeats,
             a.timeout,
             save,
+            kubelet_updates=a.kubelet_load,
         )
     )
     from bench.real_report import markdown, plot
