@@ -3,15 +3,16 @@
 * added or changed → :meth:`EventHandlers.on_node` (which drops heartbeats that change
   nothing the scheduler reads);
 * deleted → :meth:`EventHandlers.on_node_deleted`;
-* listed again at a resourceVersion already applied (kopf's LIST after ours, a re-list
-  after 410) → nothing, not even a parse.
+* listed again at a resourceVersion already applied (a re-list after 410) → nothing, not
+  even a parse.
 
 A node that cannot be parsed is skipped, with one log line naming the node and the field per
 problem and ``batch_scheduler_bad_objects_total{kind="Node"}``. A version we held before
 leaves the cache too: the change we cannot read may be the taint or the smaller
 allocatable that should keep pods away, so the node gets no new pods until it is readable.
 
-Synchronous and await-free, like ``pods``. Neighbours: ``operator`` (kopf), ``sync``.
+Synchronous and await-free, like ``pods``. Neighbours: ``kube.intake.appliers`` (the
+informer, which skips unchanged heartbeats before they get here), ``sync``.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class NodeEvents:
         if event_type is None:
             held = self.versions.get(_name_of(raw))
             if held is not None and held == _version(raw) != "":
-                return  # listed again (kopf's own LIST, a re-list after 410): already applied
+                return  # listed again (a re-list after 410): already applied
         try:
             node = node_from_raw(raw)
         except ModelError as exc:

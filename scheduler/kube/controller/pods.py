@@ -4,8 +4,7 @@ This module reads the watch; what an event means for the cache and the queue is 
 :class:`~scheduler.cycle.eventhandlers.EventHandlers`. Here:
 
 * a pod is parsed once per event (``model.parse``); a listed pod whose resourceVersion we
-  have already applied (kopf lists again after our initial LIST, and after every 410) is
-  skipped unparsed;
+  have already applied (a re-list after a 410) is skipped unparsed;
 * the resourceVersion of every pod the scheduler holds is tracked: the reconcile must not
   drop a pod newer than its LIST (``sync``);
 * a pod that cannot be parsed is never a crash: it is counted
@@ -13,8 +12,9 @@ This module reads the watch; what an event means for the cache and the queue is 
   and — when it is a pending pod of ours — reported to its owner with a
   ``FailedScheduling`` event and ``PodScheduled=False`` naming the field, once per problem.
 
-Synchronous and await-free. Neighbours: ``operator`` (kopf calls :meth:`PodEvents.apply`),
-``sync`` (initial list and reconcile feed the same method).
+Synchronous and await-free. Neighbours: ``kube.intake.appliers`` (the informer feeds
+:meth:`PodEvents.apply` what its peek did not skip, and :meth:`PodEvents.deliver` the
+records it built without a parse), ``sync`` (the Replace and the safety net remove pods).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class PodEvents:
         update, and never loop on our own condition patch)."""
 
     def apply(self, event_type: str | None, raw: Mapping[str, object]) -> Pod | None:
-        """One watch event (``None``: a listed object, as kopf's initial listing); returns
+        """One watch event (``None``: a listed object, as the initial listing); returns
         the record parsed and delivered, if one was."""
         if event_type == DELETED:
             _, _, uid = object_ref(raw)
@@ -90,7 +90,7 @@ class PodEvents:
             _, _, uid = object_ref(raw)
             held = self.versions.get(Uid(uid))
             if held and held == resource_version(raw):
-                return None  # listed again (kopf's own LIST, a re-list after 410): applied
+                return None  # listed again (a re-list after 410): already applied
         try:
             pod = pod_from_raw(raw)
         except ModelError as exc:
