@@ -77,10 +77,11 @@ from bench.measure import (
     vm_hwm_mb,
     wait_ready,
 )
-from bench.scenarios import CEILING_SCENARIOS, SCENARIOS
+from bench.scenarios import CEILING_SCENARIOS, SCENARIOS, ZONES, object_path
 from bench.stats import percentile, rounded
 from controlplane.launcher import free_port
 from scheduler.sim.process import SimProcess
+from scheduler.sim.workload import ZONE_LABEL
 
 if TYPE_CHECKING:
     from bench.measure import Metrics
@@ -111,6 +112,7 @@ RECORD_KEYS = (
     "latency_p99_s",
     "scheduled",
     "hint_used",
+    "exact_used",
     "batched_share",
     "flushes",
     "unschedulable_attempts",
@@ -144,6 +146,7 @@ async def run_one(
     history = max(20_000, 6 * pods)
     with SimProcess(["--nodes", str(nodes), "--history", str(history)]) as sim:
         assert sim.proc is not None
+        await prepare(sim.url, scenario, nodes)
         port = free_port()
         if batching == "ceiling":
             cmd = [
@@ -174,6 +177,8 @@ async def run_one(
                 "warning",
                 "--metrics-addr",
                 f"127.0.0.1:{port}",
+                "--secure-port",
+                "0",
                 "--bind-concurrency",
                 str(BIND_CONCURRENCY),
                 *(extra_args or []),
@@ -239,6 +244,27 @@ async def run_one(
     )
 
 
+async def prepare(url: str, scenario: Scenario, nodes: int) -> None:
+    """Before the scheduler starts: the zone labels a ``zoned`` scenario needs on the
+    emulator's nodes (round robin over ZONES), and the scenario's objects (its Service and
+    ReplicaSet) in the pods' namespace."""
+    async with aiohttp.ClientSession(url) as session:
+        if scenario.zoned:
+            headers = {"Content-Type": "application/merge-patch+json"}
+            for i in range(nodes):
+                labels = {ZONE_LABEL: ZONES[i % len(ZONES)]}
+                body = {"metadata": {"labels": labels}}
+                async with session.patch(
+                    f"/api/v1/nodes/node-{i}", json=body, headers=headers
+                ) as resp:
+                    if resp.status >= 300:
+                        raise RuntimeError(f"label node-{i}: {resp.status} {await resp.text()}")
+        for obj in scenario.objects(nodes):
+            async with session.post(object_path(obj, "default"), json=obj) as resp:
+                if resp.status >= 300:
+                    raise RuntimeError(f"create {obj['kind']}: {resp.status} {await resp.text()}")
+
+
 def _record(
     scenario: Scenario,
     nodes: int,
@@ -263,6 +289,7 @@ def _record(
     total = metric_sum(metrics, decision + "_sum")
     scheduled = metric_sum(metrics, "scheduler_schedule_attempts_total", result="scheduled")
     hinted = metric_sum(metrics, "scheduler_batch_attempts_total", result="hint_used")
+    exact = metric_sum(metrics, "batch_scheduler_exact_batch_total", outcome="placed")
     record: dict[str, Any] = {
         "scenario": scenario.name,
         "nodes": nodes,
@@ -281,7 +308,8 @@ def _record(
         "latency_p99_s": rounded(percentile(burst.latencies, 0.99), 3),
         "scheduled": int(scheduled),
         "hint_used": int(hinted),
-        "batched_share": round(hinted / scheduled, 4) if scheduled else None,
+        "exact_used": int(exact),
+        "batched_share": round((hinted + exact) / scheduled, 4) if scheduled else None,
         "flushes": by_label(metrics, "scheduler_batch_cache_flushed_total", "reason"),
         "unschedulable_attempts": int(
             metric_sum(metrics, "scheduler_schedule_attempts_total", result="unschedulable")

@@ -62,7 +62,7 @@ from bench.burst import (
 from bench.configs import CONFIGS, scheduler_config
 from bench.measure import by_label, cpu_seconds, metric_sum, parse_metrics, vm_hwm_mb
 from bench.real_kubelet import SimulatedKubelet
-from bench.scenarios import SCENARIOS, SCHEDULER_NAME
+from bench.scenarios import SCENARIOS, SCHEDULER_NAME, ZONES, object_path
 from bench.stats import percentile, rounded
 from controlplane.launcher import ControlPlane, free_port
 from scheduler.sim import workload
@@ -114,7 +114,7 @@ class Cluster:
                 f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts",
                 {"metadata": {"name": "default"}},
             )
-            nodes = workload.make_nodes(self.nodes)
+            nodes = workload.make_nodes(self.nodes, zones=ZONES)  # zone-spread reads them
             sem = asyncio.Semaphore(CREATE_CONCURRENCY)
 
             async def create(node: dict[str, Any]) -> None:
@@ -255,6 +255,16 @@ async def create_pods(cluster: Cluster, objects: list[dict[str, Any]]) -> dict[s
         return await create_timed(s, objects, concurrency=CREATE_CONCURRENCY)
 
 
+async def create_objects(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
+    """A scenario's Service and ReplicaSet in the bench namespace; kept from an earlier run."""
+    async with cluster.session() as s:
+        for obj in objects:
+            async with s.post(object_path(obj, NAMESPACE), json=obj) as r:
+                if r.status >= 300 and r.status != 409:
+                    raise RuntimeError(f"create {obj['kind']}: {r.status} {await r.text()}")
+                await r.read()
+
+
 async def run_one(
     cluster: Cluster,
     scenario: Scenario,
@@ -272,6 +282,7 @@ async def run_one(
     pods = len(objects)
     run_dir = Path(tempfile.mkdtemp(prefix=f"{scheduler}-", dir=cluster.workdir))
     started = time.perf_counter()
+    await create_objects(cluster, scenario.objects(cluster.nodes))
     proc = start_scheduler(cluster, scheduler, config, run_dir)
     api_cpu0 = cpu_seconds(cluster.cp.process("kube-apiserver").proc.pid)
     try:
@@ -333,6 +344,8 @@ async def run_one(
             metric_sum(metrics, "scheduler_schedule_attempts_total", result="scheduled")
         ),
         "batch_attempts": by_label(metrics, "scheduler_batch_attempts_total", "result"),
+        # Ours only: what the exact batch did (outcome "placed": the pods it placed).
+        "exact_batch": by_label(metrics, "batch_scheduler_exact_batch_total", "outcome"),
         "batch_flushes": by_label(metrics, "scheduler_batch_cache_flushed_total", "reason"),
         # Status updates the simulated kubelet wrote by the last bind (--kubelet-load).
         "kubelet_updates": 0 if kubelet is None else kubelet.sent,

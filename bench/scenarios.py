@@ -17,6 +17,15 @@ SCHEDULER_NAME = DEFAULT_SCHEDULER_NAME
 """The scheduler's default profile name: the pods name it, the scheduler takes them."""
 
 
+ZONES = ("zone-a", "zone-b", "zone-c")
+"""The zones a ``zoned`` scenario's nodes are labelled with, round robin."""
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def _no_objects(nodes: int) -> list[dict[str, Any]]:
+    return []
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -24,6 +33,11 @@ class Scenario:
     pods_per_node: int
     build: Callable[[int], list[dict[str, Any]]]
     """nodes → the pod objects, in creation order."""
+    objects: Callable[[int], list[dict[str, Any]]] = _no_objects
+    """nodes → the objects created before the scheduler starts (a Service, a ReplicaSet),
+    in the pods' namespace; none by default."""
+    zoned: bool = False
+    """Whether the nodes need a zone label (:data:`ZONES`)."""
 
 
 def _pods(count: int, prefix: str = "p-", **kw: Any) -> list[dict[str, Any]]:
@@ -78,6 +92,91 @@ def _mixed(nodes: int) -> list[dict[str, Any]]:
     return out
 
 
+DEPLOYMENT = "web"
+TEMPLATE_HASH = "5d8f7c9b6"
+"""The ReplicaSet ``web-<hash>`` a Deployment ``web`` would make; its pods carry the hash."""
+
+
+def _deployment(nodes: int) -> list[dict[str, Any]]:
+    # A Deployment's pods: the ReplicaSet's controller reference and a Service selecting
+    # them, so kube's default configuration gives them System default spreading.
+    pods = _pods(
+        2 * nodes,
+        "d-",
+        cpu="100m",
+        memory="500Mi",
+        labels={"app": DEPLOYMENT, "pod-template-hash": TEMPLATE_HASH},
+    )
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "name": f"{DEPLOYMENT}-{TEMPLATE_HASH}",
+        # No ReplicaSet controller counts these pods (none runs on the real API server;
+        # the emulator's counts pods by this uid): the set is there to be read, at 0 replicas.
+        "uid": "00000000-0000-0000-0000-00000000b0b0",
+        "controller": True,
+    }
+    for pod in pods:
+        pod["metadata"]["ownerReferences"] = [dict(owner)]
+    return pods
+
+
+def _deployment_objects(nodes: int) -> list[dict[str, Any]]:
+    labels = {"app": DEPLOYMENT, "pod-template-hash": TEMPLATE_HASH}
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": DEPLOYMENT},
+        "spec": {"selector": {"app": DEPLOYMENT}, "ports": [{"port": 80}]},
+    }
+    template = _pods(1, cpu="100m", memory="500Mi", labels=labels)[0]
+    replica_set = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": f"{DEPLOYMENT}-{TEMPLATE_HASH}", "labels": labels},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": template["spec"]},
+        },
+    }
+    return [service, replica_set]
+
+
+def _spread(key: str, hard: bool, app: str) -> dict[str, Any]:
+    return {
+        "maxSkew": 1,
+        "topologyKey": key,
+        "whenUnsatisfiable": "DoNotSchedule" if hard else "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"app": app}},
+    }
+
+
+def _zone_spread(nodes: int) -> list[dict[str, Any]]:
+    pods = _pods(nodes, "z-", cpu="100m", memory="500Mi", labels={"app": "zoned"})
+    for pod in pods:
+        pod["spec"]["topologySpreadConstraints"] = [
+            _spread(workload.ZONE_LABEL, True, "zoned"),
+            _spread(HOSTNAME, False, "zoned"),
+        ]
+    return pods
+
+
+_ONE_PER_NODE = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "replica"}}, "topologyKey": HOSTNAME}
+        ]
+    }
+}
+
+
+def _self_anti_affinity(nodes: int) -> list[dict[str, Any]]:
+    return _pods(
+        nodes, "a-", cpu="100m", memory="500Mi", labels={"app": "replica"}, affinity=_ONE_PER_NODE
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -86,8 +185,35 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("multi-pod-per-node", "100m/500Mi pods, four per node", 4, _multi_per_node),
         Scenario("unsignable", "required anti-affinity (never conflicts)", 1, _unsignable),
         Scenario("mixed", "job / web / unsignable interleaved", 2, _mixed),
+        Scenario(
+            "deployment",
+            "100m/500Mi ReplicaSet pods a Service selects (System default spreading), two per node",
+            2,
+            _deployment,
+            objects=_deployment_objects,
+        ),
+        Scenario(
+            "zone-spread",
+            "zone DoNotSchedule maxSkew 1 + hostname ScheduleAnyway, one per node",
+            1,
+            _zone_spread,
+            zoned=True,
+        ),
+        Scenario(
+            "one-per-node",
+            "required anti-affinity against its own pods on the hostname",
+            1,
+            _self_anti_affinity,
+        ),
     )
 }
+
+
+def object_path(obj: dict[str, Any], namespace: str) -> str:
+    """The collection URL path that creates ``obj`` (a Service, a ReplicaSet) in ``namespace``."""
+    group = obj["apiVersion"]
+    root = "/api/v1" if group == "v1" else f"/apis/{group}"
+    return f"{root}/namespaces/{namespace}/{obj['kind'].lower()}s"
 
 
 CEILING_SCENARIOS = ("one-pod-per-node", "multi-pod-per-node")
