@@ -5,17 +5,27 @@
 # virtual environment; stage 2 is a fresh slim Python with only that environment, no build
 # tools, no pip, no caches, running as a numeric non-root user.
 
-ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+# Pinned by digest, so that two builds of one commit start from the same bytes. The digest
+# was not pulled here (no registry access where this was written): it is the one public
+# Dockerfiles pin for this tag. Check or move it with
+#   docker buildx imagetools inspect python:3.11-slim-bookworm
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm@sha256:a36c24f9cbdf4fd0f52d67f0823eeac19c2028c637cecc392d97f980d4fec56b
 
 FROM ${PYTHON_IMAGE} AS builder
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md requirements.lock ./
 COPY scheduler ./scheduler
 RUN python -m pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
+# Every runtime dependency from the lock, each file checked against its hash (make lock);
+# then the project's own wheel without resolving anything again.
 RUN python -m venv /opt/batch-scheduler \
- && /opt/batch-scheduler/bin/python -m pip install --no-cache-dir /wheels/batch_scheduler-*.whl \
+ && /opt/batch-scheduler/bin/python -m pip install --no-cache-dir --require-hashes --no-deps \
+      -r requirements.lock \
+ && /opt/batch-scheduler/bin/python -m pip install --no-cache-dir --no-deps \
+      /wheels/batch_scheduler-*.whl \
+ && /opt/batch-scheduler/bin/python -m pip check \
  && /opt/batch-scheduler/bin/python -m pip uninstall --yes pip setuptools wheel
 
 FROM ${PYTHON_IMAGE} AS runtime

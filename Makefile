@@ -3,8 +3,13 @@ PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-runtime
+LOCK_HEADER := \
+  "\# The runtime dependencies of pyproject.toml's [project] table, every one pinned with its" \
+  "\# hashes, for the image (Dockerfile: pip install --require-hashes). Regenerate: make lock" \
+  "\#"
 
-.PHONY: install test check demo bench fmt clean controlplane cluster
+.PHONY: install test check demo bench fmt clean controlplane cluster lock
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -39,8 +44,23 @@ fmt: $(STAMP)
 	$(BIN)/ruff format scheduler tests bench controlplane
 	$(BIN)/ruff check --fix scheduler tests bench controlplane
 
-demo: $(STAMP)
+# The demo needs the runtime dependencies only, not the test, dev and bench extras.
+$(DEMO_STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e .
+	@touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/batch-scheduler demo
+
+# requirements.lock: pip-tools resolves pyproject.toml's runtime dependencies (keeping the
+# pins already there) and writes every file's hash; the Dockerfile installs from it.
+lock: $(STAMP)
+	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe --no-header \
+	  --no-emit-find-links --output-file=requirements.lock pyproject.toml
+	{ printf '%s\n' $(LOCK_HEADER); cat requirements.lock; } > requirements.lock.tmp
+	mv requirements.lock.tmp requirements.lock
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -41,7 +41,9 @@ def test_multi_stage_on_slim_python_311() -> None:
     _, stages = dockerfile_stages(TEXT)
     assert len(stages) >= 2
     for stage in stages:
-        assert re.fullmatch(r"python:3\.11(\.\d+)?-slim(-\w+)?", stage.base), stage.base
+        assert re.fullmatch(r"python:3\.11(\.\d+)?-slim(-\w+)?@sha256:[0-9a-f]{64}", stage.base), (
+            stage.base
+        )
     assert stages[0].name == "builder"
 
 
@@ -56,7 +58,8 @@ def test_builder_builds_the_wheel_and_runtime_copies_only_the_environment() -> N
     for ins in copies:
         assert ins.flags().get("from") == "builder", ins.value
     sources = {src for i in builder.all("COPY") for src in i.value.split()[:-1]}
-    assert sources == {"pyproject.toml", "README.md", "scheduler"}  # README: the package readme
+    # README: the package readme; requirements.lock: the hashed runtime dependencies
+    assert sources == {"pyproject.toml", "README.md", "requirements.lock", "scheduler"}
 
 
 def test_pip_never_keeps_a_cache_and_build_tools_are_removed() -> None:
@@ -116,3 +119,44 @@ def test_dockerignore_keeps_local_state_out_of_the_context() -> None:
     }
     assert {".git", ".venv", "**/__pycache__"} <= ignored
     assert not {"pyproject.toml", "README.md", "scheduler"} & ignored
+
+
+def test_dependencies_come_from_the_lock_with_hashes_and_nothing_is_resolved_again() -> None:
+    """The builder installs the lock with --require-hashes; the project's wheel with
+    --no-deps, so no dependency can come from anywhere but the lock."""
+    _, stages = dockerfile_stages(TEXT)
+    commands = [c for i in stages[0].all("RUN") for c in re.split(r"&&|;", i.value)]
+    installs = [c for c in commands if "pip install" in c]
+    assert any("--require-hashes" in c and "-r requirements.lock" in c for c in installs)
+    for command in installs:
+        assert "--no-deps" in command, command
+
+
+def _lock() -> dict[str, tuple[str, list[str]]]:
+    """requirements.lock: name → (version, hashes)."""
+    text = (ROOT / "requirements.lock").read_text(encoding="utf-8").replace("\\\n", " ")
+    pins: dict[str, tuple[str, list[str]]] = {}
+    for line in text.splitlines():
+        if match := re.match(r"([A-Za-z0-9_.-]+)==(\S+)\s+(.*)", line):
+            hashes = re.findall(r"--hash=sha256:([0-9a-f]{64})", match.group(3))
+            pins[re.sub(r"[-_.]+", "-", match.group(1).lower())] = (match.group(2), hashes)
+    return pins
+
+
+def test_the_lock_pins_every_runtime_dependency_with_hashes() -> None:
+    """Every [project] dependency of pyproject.toml is in the lock, at a version its
+    specifier allows, and every pin there carries at least one sha256."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    pins = _lock()
+    assert pins
+    for name, (version, hashes) in pins.items():
+        assert hashes, f"{name}=={version} has no hash"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    for spec in project["dependencies"]:
+        requirement = Requirement(spec)
+        name = re.sub(r"[-_.]+", "-", requirement.name.lower())
+        assert name in pins, f"{requirement.name} is not in requirements.lock (make lock)"
+        assert requirement.specifier.contains(pins[name][0]), (spec, pins[name][0])

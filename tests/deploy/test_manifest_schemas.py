@@ -80,6 +80,7 @@ def test_install_manifests_live_in_one_namespace_created_first() -> None:
             "ConfigMap",
             "Deployment",
             "Service",
+            "PodDisruptionBudget",
         ]
     )
 

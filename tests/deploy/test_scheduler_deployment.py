@@ -177,4 +177,20 @@ def test_bindings_grant_roles_to_the_service_account(kind: str) -> None:
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": account["name"], "namespace": account["namespace"]}
     ]
-    assert len(install_manifests()) == 9
+    assert len(install_manifests()) == 10
+
+
+def test_priority_class_and_disruption_budget() -> None:
+    """system-cluster-critical, as kube-scheduler; a PodDisruptionBudget that keeps one of
+    the replicas through a drain, selecting exactly the Deployment's pods in its namespace."""
+    deployment = one("Deployment")
+    assert deployment["spec"]["template"]["spec"]["priorityClassName"] == "system-cluster-critical"
+    budget = one("PodDisruptionBudget")
+    assert budget["apiVersion"] == "policy/v1"
+    assert budget["spec"]["minAvailable"] == 1
+    assert "maxUnavailable" not in budget["spec"]
+    assert budget["spec"]["minAvailable"] < deployment["spec"]["replicas"], "a drain could stall"
+    assert budget["metadata"]["namespace"] == deployment["metadata"]["namespace"]
+    assert budget["spec"]["selector"] == deployment["spec"]["selector"]
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert budget["spec"]["selector"]["matchLabels"].items() <= labels.items()
