@@ -382,3 +382,45 @@ def test_bad_pods_of_one_template_are_each_parsed_and_reported() -> None:
         pods.apply_raw("ADDED", _encoded(raw, "5"))
     assert pods.counts.templated == 0
     assert set(reporter.unschedulable_messages) == {"default/bad-0", "default/bad-1"}
+
+
+async def test_bookmarks_move_the_version_on_and_a_failing_object_does_not_end_the_watch(
+    sim: SimServer, api: ApiClient
+) -> None:
+    sim.api.bookmark_interval = 0.2
+    scheduler, _, _ = scheduler_for([], auto_bind=False)
+    sync, reflectors, pods = _reflectors(api, scheduler)
+    await sync.initial()
+    nodes = reflectors[Kind.NODES]
+    listed = int(nodes.version)
+    # Pods change (and the store's version with them); the node watch sees only bookmarks.
+    failing = await create_pod(api, "fails-once", cpu="1")  # its ADDED: the first to fail
+    await create_pod(api, "moves-the-version", cpu="1")
+    real_apply = pods.apply_raw
+    calls = {"n": 0}
+
+    def apply_or_fail(event_type: str | None, raw: Any) -> tuple[str, str]:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("a fault of ours")
+        return real_apply(event_type, raw)
+
+    pods.apply_raw = apply_or_fail  # type: ignore[method-assign]
+    reflectors[Kind.PODS].applier = pods
+    tasks = [asyncio.create_task(r.run()) for r in reflectors.values()]
+    try:
+        await _until(lambda: int(nodes.version or 0) > listed)
+        assert nodes.relists == 0
+        after = await create_pod(api, "after-the-fault", cpu="1")
+        await _until(lambda: scheduler.queue.get(after.uid) is not None)
+        assert scheduler.queue.get(failing.uid) is None  # its event was lost to the fault
+        pod = dict(await api.request("GET", "/api/v1/namespaces/default/pods/fails-once"))
+        pod["metadata"]["labels"] = {"touched": "yes"}
+        await api.request("PUT", "/api/v1/namespaces/default/pods/fails-once", body=pod)
+        await _until(lambda: scheduler.queue.get(failing.uid) is not None)
+        assert calls["n"] >= 3
+        assert reflectors[Kind.PODS].relists == 0
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

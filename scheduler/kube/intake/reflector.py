@@ -165,7 +165,11 @@ class Reflector:
             # With continue tokens every page is served from the first page's snapshot.
             version = version or body.metadata.resourceVersion
             for item in body.items or ():
-                key, _ = apply(None, item)
+                try:
+                    key, _ = apply(None, item)
+                except Exception as exc:  # as in the watch: one object must not end the LIST
+                    log.exception("list_item_failed", kind=str(self.kind), error=str(exc))
+                    continue
                 keys.add(key)
             token = body.metadata.token
             del body
@@ -193,11 +197,20 @@ class Reflector:
             event = decode_event(line)
             kind = event.type
             if kind in _EVENT_TYPES:
-                _, version = apply(kind, event.object)
+                try:
+                    _, version = apply(kind, event.object)
+                except Exception as exc:
+                    # One object must not end the watch. The appliers report bad objects
+                    # themselves: this is a fault of ours, logged with its traceback.
+                    log.exception("watch_event_failed", kind=str(self.kind), error=str(exc))
+                    continue
                 if version:
                     self.version = version
             elif kind == "BOOKMARK":
-                version = _lists.decode(event.object).metadata.resourceVersion
+                try:
+                    version = _lists.decode(event.object).metadata.resourceVersion
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    version = ""  # a bookmark we cannot read moves nothing on
                 self.version = version or self.version
             elif kind == "ERROR":
                 self._raise_status(event.object)
