@@ -13,6 +13,12 @@ three zones and running pods, issue 19), a full pass for a plain pod (``full_pas
 for an unsignable one (``unsignable_full_pass_ms``: required pod anti-affinity on the
 hostname and a DoNotSchedule zone spread constraint, both selecting its own app), the cost
 InterPodAffinity and PodTopologySpread add to every pod that cannot batch.
+
+``--exact 5000x20000x200`` (NODESxPODSxBURST, '' to skip; issue 28): on such a populated
+cluster, BURST pods of each of :data:`EXACT_FAMILIES` with batching off (every pod a full
+pass) and on (the exact batch), with every node scored (percentageOfNodesToScore 100) and
+adaptive (0): the mean decision time by path (batch_scheduler_decision_duration_seconds),
+the pods on path ``exact`` and the ratio exact / full pass.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.profile import ScheduleResult
 from scheduler.logs.setup import configure_logging
 from scheduler.model.parse import node_from_raw, pod_from_raw
+from scheduler.model.parse_workloads import controller_from_raw, service_from_raw
+from scheduler.model.workloads import ControllerKind
 from scheduler.sim.workload import ZONE_LABEL, make_nodes
 
 if TYPE_CHECKING:
@@ -73,7 +81,11 @@ def _pod(name: str, cpu: str, memory: str) -> Pod:
 def _unsignable_pod(app: str) -> Pod:
     """A replica of ``app``: at most one per node (required anti-affinity on the hostname)
     and zones within a skew of 1 (DoNotSchedule), as a spread-out StatefulSet asks."""
-    raw = _raw_pod("unsignable", "100m", "500Mi")
+    return pod_from_raw(_spread_replica_raw(app, "unsignable"))
+
+
+def _spread_replica_raw(app: str, name: str) -> dict[str, Any]:
+    raw = _raw_pod(name, "100m", "500Mi")
     selector = {"matchLabels": {"app": app}}
     raw["metadata"]["labels"] = {"app": app}
     raw["spec"]["affinity"] = {
@@ -91,7 +103,7 @@ def _unsignable_pod(app: str) -> Pod:
             "labelSelector": selector,
         }
     ]
-    return pod_from_raw(raw)
+    return raw
 
 
 class _Silent:
@@ -168,6 +180,78 @@ def unsignable_ms(nodes: int, pods: int, repeats: int) -> dict[str, float]:
     return out
 
 
+EXACT_FAMILIES = ("deployment", "spread-replica")
+"""The exact batch's pods measured: a Deployment's (its ReplicaSet and a Service select
+it: System default spreading) and the unsignable probe's (self anti-affinity on the
+hostname, zone DoNotSchedule), which issue 28's exact batch serves."""
+
+
+def _exact_pod(family: str, app: str, i: int) -> Pod:
+    """Pod ``i`` of ``app``'s ReplicaSet ``app-h`` (controller reference) of ``family``."""
+    name = f"{app}-h-{i}"
+    raw = (
+        _spread_replica_raw(app, name)
+        if family == "spread-replica"
+        else _raw_pod(name, "100m", "500Mi")
+    )
+    raw["metadata"]["labels"] = {"app": app, "pod-template-hash": "h"}
+    raw["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": f"{app}-h",
+            "uid": f"uid-rs-{app}",
+            "controller": True,
+        }
+    ]
+    return pod_from_raw(raw)
+
+
+def _deployment_objects(handlers: EventHandlers, app: str) -> None:
+    """The Service and the ReplicaSet that give ``app``'s pods System default spreading."""
+    meta = {"namespace": "bench", "resourceVersion": "1"}
+    handlers.on_object(
+        service_from_raw({"metadata": {"name": app, **meta}, "spec": {"selector": {"app": app}}}),
+        None,
+    )
+    selector = {"matchLabels": {"app": app, "pod-template-hash": "h"}}
+    replica_set = {"metadata": {"name": f"{app}-h", **meta}, "spec": {"selector": selector}}
+    handlers.on_object(controller_from_raw(replica_set, ControllerKind.REPLICA_SET), None)
+
+
+def exact_ms(
+    nodes: int, running: int, burst: int, family: str, percentage: int
+) -> dict[str, float]:
+    """Per-pod decision time of ``burst`` pods of ``family`` on one populated cluster
+    (``nodes`` in three zones, ``running`` pods), batching off (every pod a full pass) and
+    on (the exact batch): the means of batch_scheduler_decision_duration_seconds by path,
+    and how many pods took path exact. ``percentage``: percentageOfNodesToScore (0:
+    adaptive)."""
+    out: dict[str, float] = {}
+    for mode in (BatchingMode.OFF, BatchingMode.ALL):
+        scheduler = _scheduler(nodes, mode, percentage, ZONES)
+        _populate(scheduler, nodes, running)
+        handlers = EventHandlers(scheduler)
+        app = f"exact-{family}"
+        _deployment_objects(handlers, app)
+        for i in range(burst):
+            handlers.on_pod(_exact_pod(family, app, i))
+        placed = sum(node is not None for _, node in attempt_queued(scheduler))
+        assert placed == burst, f"{family}: {placed} of {burst} placed"
+        metrics = scheduler.metrics
+        counts = metrics.by_label(metrics.decision_duration, "path")
+        sums = metrics.by_label(metrics.decision_duration, "path", field="sum")
+        paths = ("full",) if mode is BatchingMode.OFF else ("exact", "full")
+        for path in paths:
+            key = f"{path}_ms" if mode is BatchingMode.ALL else "off_full_ms"
+            count = counts.get(path, 0)
+            out[key] = sums[path] / count * 1000 if count else float("nan")
+        if mode is BatchingMode.ALL:
+            out["exact_pods"] = counts.get("exact", 0)
+    out["ratio"] = out["exact_ms"] / out["off_full_ms"]
+    return out
+
+
 def batched_ms(nodes: int, cpu: str, memory: str, pods: int, repeats: int) -> dict[str, float]:
     """Median per-pod cost of hinted cycles and of full passes for a burst of equal pods."""
     hinted, full = [], []
@@ -227,6 +311,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default=5000,
         help="nodes of the filling burst without batching (0 to skip)",
     )
+    parser.add_argument(
+        "--exact",
+        default="5000x20000x200",
+        help="NODESxPODSxBURST: the exact batch vs the full pass for BURST pods of each "
+        "family on a populated cluster, every node scored and adaptive ('' to skip)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS, help="directory for decision.json")
     args = parser.parse_args(argv)
     sizes = [int(n) for n in args.nodes.split(",") if n]
@@ -274,6 +364,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"{filling['filling_full_pass_p50_ms']:.3f}ms, "
             f"mean {filling['filling_full_pass_mean_ms']:.3f}ms"
         )
+    if args.exact:
+        nodes, running, burst = (int(v) for v in args.exact.split("x"))
+        exact_rows = []
+        for family in EXACT_FAMILIES:
+            for percentage in (100, 0):
+                row = exact_ms(nodes, running, burst, family, percentage)
+                exact_rows.append({"family": family, "percentage": percentage, **row})
+                print(
+                    f"{nodes} nodes, {running} running, {burst} {family} pods, "
+                    f"percentageOfNodesToScore {percentage or 'adaptive'}: full pass "
+                    f"{row['off_full_ms']:.3f}ms, exact {row['exact_ms']:.4f}ms "
+                    f"({row['exact_pods']:.0f} pods on path exact), ratio {row['ratio']:.4f}"
+                )
+        report.update(exact_nodes=nodes, exact_running_pods=running, exact_burst=burst)
+        report["exact"] = exact_rows
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "decision.json").write_text(json.dumps(report, indent=2) + "\n")
     return report

@@ -15,7 +15,7 @@ def test_tiny_run_writes_the_populated_cluster_figures(tmp_path: Path) -> None:
     report = decision.main(
         [
             *("--nodes", "20", "--repeats", "1", "--cluster", "30x120"),
-            *("--filling", "40", "--out", str(tmp_path)),
+            *("--filling", "40", "--exact", "30x120x10", "--out", str(tmp_path)),
         ]
     )
     written = json.loads((tmp_path / "decision.json").read_text())
@@ -29,6 +29,14 @@ def test_tiny_run_writes_the_populated_cluster_figures(tmp_path: Path) -> None:
     assert written["filling_nodes"] == 40
     assert written["filling_full_pass_p50_ms"] > 0
     assert written["filling_full_pass_mean_ms"] > 0
+    assert (written["exact_nodes"], written["exact_running_pods"]) == (30, 120)
+    rows = {(row["family"], row["percentage"]): row for row in written["exact"]}
+    assert set(rows) == {(f, p) for f in decision.EXACT_FAMILIES for p in (100, 0)}
+    for row in rows.values():
+        assert row["off_full_ms"] > 0
+        # Every pod but the first (which builds the batch's state) takes path exact.
+        assert 0 < row["exact_pods"] < 10
+        assert row["ratio"] == pytest.approx(row["exact_ms"] / row["off_full_ms"])
 
 
 def test_the_unsignable_probe_cannot_batch_and_reads_both_plugins() -> None:
@@ -40,8 +48,9 @@ def test_the_unsignable_probe_cannot_batch_and_reads_both_plugins() -> None:
 
 def test_cluster_can_be_skipped(tmp_path: Path) -> None:
     report = decision.main(
-        ["--nodes", "", "--cluster", "", "--filling", "0", "--out", str(tmp_path)]
+        ["--nodes", "", "--cluster", "", "--filling", "0", "--exact", "", "--out", str(tmp_path)]
     )
     assert report["rows"] == []
     assert "full_pass_ms" not in report
     assert "filling_full_pass_p50_ms" not in report
+    assert "exact" not in report
