@@ -6,8 +6,9 @@ batching on (mode all), and compares every scheduling attempt: the pod, the node
 (or None), the unschedulable message, and after the attempt the profile's
 ``selector.rng`` state and ``selector.next_start``. It prints the pods compared, how many
 the batched run placed on path ``exact`` (and on any batched path), and the differences;
-it exits 1 on any difference. ``tests/property/test_exact_batching_equivalence.py`` runs a
-small sample of the same bursts in ``make test``.
+it exits 1 on any difference, or when no pod took path ``exact``.
+``tests/property/test_exact_batching_equivalence.py`` runs a small sample of the same
+bursts in ``make test``.
 
 A burst (:func:`burst_steps`) mixes the families of the exact batch (:data:`FAMILIES`:
 Deployment pods under kube's System default spreading, explicit spread constraints with
@@ -506,7 +507,9 @@ def main(argv: list[str] | None = None) -> int:
         f"seeds {a.seeds}, pods compared {pods}, on path exact {exact}, "
         f"batched (any path) {batched}, differences {len(differences)}"
     )
-    return 1 if differences else 0
+    if not exact:
+        print("no pod took path exact: the exact batch did not engage")
+    return 1 if differences or not exact else 0
 
 
 if __name__ == "__main__":
