@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scheduler.app.input_file import InputFileError, read_documents
 from scheduler.framework.config import (
@@ -12,9 +13,15 @@ from scheduler.framework.config import (
     load_config,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
 
 def read_config(
-    path: str | Path | None, *, scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    path: str | Path | None,
+    *,
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+    plugin_names: Collection[str] = (),
 ) -> SchedulerConfig:
     """The configuration in ``path`` (None: all defaults).
 
@@ -22,12 +29,12 @@ def read_config(
     the field (``config.yaml: profiles[0].plugins.score.enabled[1]: ...``).
     """
     if path is None:
-        return load_config({}, default_scheduler_name=scheduler_name)
+        return load_config({}, default_scheduler_name=scheduler_name, plugin_names=plugin_names)
     try:
         (doc,) = read_documents(Path(path), single=True)
     except InputFileError as exc:
         raise ConfigError("", exc.message, file=str(path)) from None
     try:
-        return load_config(doc, default_scheduler_name=scheduler_name)
+        return load_config(doc, default_scheduler_name=scheduler_name, plugin_names=plugin_names)
     except ConfigError as exc:
         raise exc.in_file(str(path)) from None

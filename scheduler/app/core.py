@@ -9,17 +9,20 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
+from scheduler.app.plugin_loading import PluginRegistry
 from scheduler.cache.cluster_state import ClusterState
 from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
 from scheduler.framework.profile import Profile, build_profile
 from scheduler.metrics import Metrics
-from scheduler.plugins import in_tree_registry
 from scheduler.queueing.scheduling_queue import SchedulingQueue
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from scheduler.clock import Clock
     from scheduler.cycle.ports import BindDispatcher, Preemptor, Reporter
     from scheduler.framework.config import SchedulerConfig
+    from scheduler.framework.profile import PluginFactory
 
 
 def build_scheduler(
@@ -33,15 +36,19 @@ def build_scheduler(
     seed: int | None = None,
     max_group: int = 256,
     preemptor: Preemptor | None = None,
+    registry: Mapping[str, PluginFactory] | None = None,
 ) -> Scheduler:
     """A Scheduler with a fresh cache and queue; raises ConfigError for bad plugin args.
 
     ``preemptor`` carries out what DefaultPreemption decides (``kube.preemption`` against a
     cluster); None evicts nothing, though nominations are still kept in memory. ``metrics``
-    None: a registry of its own (simulate, explain, tests), so counts are never optional."""
+    None: a registry of its own (simulate, explain, tests), so counts are never optional.
+    ``registry`` None: the in-tree plugins only (``app.plugin_loading.load_registry`` adds
+    the out-of-tree ones)."""
     cluster = ClusterState()
     rng = random.Random(seed)
-    registry = in_tree_registry()
+    if registry is None:
+        registry = PluginRegistry()
     profiles: dict[str, Profile] = {}
     for profile_config in config.profiles:
         profiles[profile_config.scheduler_name] = build_profile(

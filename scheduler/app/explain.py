@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from scheduler.framework.config import SchedulerConfig
+    from scheduler.framework.profile import PluginFactory
     from scheduler.framework.status import Status
     from scheduler.model.pod import Pod
 
@@ -117,6 +118,7 @@ def explain(
     *,
     mode: BatchingMode = BatchingMode.ANNOTATED,
     profile: str | None = None,
+    registry: Mapping[str, PluginFactory] | None = None,
 ) -> dict[str, Any]:
     """The JSON-ready report for pending pod ``pod_key`` (``namespace/name``) under its
     schedulerName's profile, or ``profile``; ExplainError when it cannot be explained."""
@@ -133,6 +135,7 @@ def explain(
         batching=BatchingSettings(mode=mode),
         metrics=Metrics(),  # a private registry: nothing is served
         seed=0,
+        registry=registry,
     )
     ours = [p for p in snapshot.pending if p.scheduler_name in scheduler.profiles]
     cluster_snapshot.load(scheduler, dataclasses.replace(snapshot, pending=ours))

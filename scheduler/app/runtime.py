@@ -55,12 +55,13 @@ from scheduler.kube.volume_binder import (
 from scheduler.metrics import Metrics
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
+    from collections.abc import Coroutine, Mapping
 
     from scheduler.app.settings import SchedulerSettings
     from scheduler.cycle.loop import Gate
     from scheduler.cycle.schedule_one import Scheduler
     from scheduler.framework.config import SchedulerConfig
+    from scheduler.framework.profile import PluginFactory
     from scheduler.kube.client import ApiClient
 
 log = logs.get_logger(__name__)
@@ -77,9 +78,12 @@ class Runtime:
         config: SchedulerConfig,
         *,
         handle_signals: bool = True,
+        registry: Mapping[str, PluginFactory] | None = None,
     ) -> None:
         self.settings = settings
         self.config = config
+        self.registry = registry
+        """Plugin name → factory (None: in-tree only; app.plugin_loading adds others)."""
         self.handle_signals = handle_signals
         self.identity = settings.identity or default_identity()
         self.metrics = Metrics()
@@ -131,6 +135,7 @@ class Runtime:
                 preemptor=preemptor,
                 batching=settings.batching,
                 metrics=self.metrics,
+                registry=self.registry,
             )
             self.scheduler = scheduler
             # VolumeBinding's PreBind runs before the Binding: the scheduler binds through it.
@@ -318,6 +323,10 @@ def _summary(scheduler: Scheduler) -> dict[str, int]:
     }
 
 
-async def run(settings: SchedulerSettings, config: SchedulerConfig) -> None:
+async def run(
+    settings: SchedulerSettings,
+    config: SchedulerConfig,
+    registry: Mapping[str, PluginFactory] | None = None,
+) -> None:
     """``batch-scheduler run``: the process until SIGTERM/SIGINT."""
-    await Runtime(settings, config).run()
+    await Runtime(settings, config, registry=registry).run()

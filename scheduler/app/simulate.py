@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
     from scheduler.cycle.schedule_one import Scheduler
     from scheduler.framework.config import SchedulerConfig
+    from scheduler.framework.profile import PluginFactory
     from scheduler.model.pod import Pod
 
 __all__ = [
@@ -127,8 +128,10 @@ def simulate(
     *,
     mode: BatchingMode,
     seed: int | None = 0,
+    registry: Mapping[str, PluginFactory] | None = None,
 ) -> dict[str, Any]:
-    """Place every pending pod (see the module docstring); returns the JSON-ready report."""
+    """Place every pending pod (see the module docstring); returns the JSON-ready report.
+    ``registry`` None: the in-tree plugins only."""
     binder = LocalBinder()
     reporter = _Collector()
     evictor = _Evictor()
@@ -141,6 +144,7 @@ def simulate(
         batching=BatchingSettings(mode=mode),
         seed=seed,
         preemptor=evictor,
+        registry=registry,
     )
     binder.scheduler = evictor.scheduler = scheduler
     cluster_snapshot.load(scheduler, snapshot)
@@ -182,6 +186,12 @@ def simulate(
             "wall_seconds": round(wall, 6),
             "batching": str(mode),
             "ignored": dict(sorted(snapshot.ignored.items())),
+            # A plugin without sign_pod makes its profile's pods unsignable (said once).
+            "unsignable_plugins": {
+                name: signer.disabled_by
+                for name, signer in sorted(scheduler.signers.items())
+                if signer.disabled_by and mode is not BatchingMode.OFF
+            },
         },
     }
 
@@ -234,6 +244,10 @@ def render_table(report: Mapping[str, Any]) -> str:
     if ignored := summary.get("ignored"):
         kinds = ", ".join(f"{kind} {count}" for kind, count in ignored.items())
         lines.append(f"ignored (cannot affect a decision): {kinds}")
+    for profile, plugins in summary.get("unsignable_plugins", {}).items():
+        lines.append(
+            f"batching off for profile {profile}: plugin(s) {', '.join(plugins)} cannot sign pods"
+        )
     return "\n".join(lines)
 
 
@@ -249,12 +263,17 @@ def _reason(placement: Mapping[str, Any]) -> str:
 
 
 def compare(
-    snapshot: Snapshot, config: SchedulerConfig, *, mode: BatchingMode, seed: int | None
+    snapshot: Snapshot,
+    config: SchedulerConfig,
+    *,
+    mode: BatchingMode,
+    seed: int | None,
+    registry: Mapping[str, PluginFactory] | None = None,
 ) -> dict[str, Any]:
     """Batching off and ``mode`` (``all`` if ``off``) over the same input, with the speedup."""
-    off = simulate(snapshot, config, mode=BatchingMode.OFF, seed=seed)
+    off = simulate(snapshot, config, mode=BatchingMode.OFF, seed=seed, registry=registry)
     on_mode = BatchingMode.ALL if mode is BatchingMode.OFF else mode
-    on = simulate(snapshot, config, mode=on_mode, seed=seed)
+    on = simulate(snapshot, config, mode=on_mode, seed=seed, registry=registry)
     on_seconds = on["summary"]["decision_seconds"]
     speedup = off["summary"]["decision_seconds"] / on_seconds if on_seconds else None
     return {"off": off, "on": on, "speedup": speedup, "differences": differences(off, on)}

@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scheduler import __version__
+from scheduler.app.plugin_loading import PluginLoadError
 from scheduler.app.snapshot_file import USED_KINDS as SNAPSHOT_KINDS_READ
 from scheduler.batching.signature import BatchingMode
 from scheduler.cli import kube_flags
 from scheduler.framework.config import DEFAULT_SCHEDULER_NAME, ConfigError
 
 if TYPE_CHECKING:
+    from scheduler.app.plugin_loading import PluginRegistry
     from scheduler.framework.config import SchedulerConfig
 
 
@@ -37,6 +39,24 @@ def _positive(value: str) -> int:
     return int(value)
 
 
+def _add_plugin_flag(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="[NAME=]MODULE:FACTORY",
+        help="register an out-of-tree plugin (repeatable; NAME defaults to the factory's "
+        "'name' attribute); enable it in --config like an in-tree one (docs/plugins.md)",
+    )
+
+
+def _registry(args: argparse.Namespace) -> PluginRegistry:
+    """In-tree plugins, the installed ``batch_scheduler.plugins`` entry points, --plugin."""
+    from scheduler.app.plugin_loading import load_registry
+
+    return load_registry(args.plugin)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="batch-scheduler",
@@ -48,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="schedule pods of a cluster (the scheduler itself)")
     run.add_argument("--kubeconfig", type=Path, help="kubeconfig file (default: in-cluster)")
     run.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
+    _add_plugin_flag(run)
     run.add_argument("--scheduler-name", default=DEFAULT_SCHEDULER_NAME)
     run.add_argument("--batching", type=_batching, help="annotated (default), all or off")
     run.add_argument(
@@ -134,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"{', '.join(SNAPSHOT_KINDS_READ)} (other Kubernetes kinds are counted as ignored)",
     )
     simulate.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
+    _add_plugin_flag(simulate)
     simulate.add_argument("--batching", type=_batching, help="annotated (default), all or off")
     simulate.add_argument("--seed", type=int, default=0, help="seed for tie-breaking")
     simulate.add_argument("--output", choices=("json", "table"), default="table")
@@ -154,6 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("pod", metavar="NAMESPACE/NAME", help="the pending pod to explain")
     explain.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
+    _add_plugin_flag(explain)
     explain.add_argument("--batching", type=_batching, help="annotated (default), all or off")
     explain.add_argument("--output", choices=("table", "json"), default="table")
     explain.add_argument("--scheduler-name", default=DEFAULT_SCHEDULER_NAME)
@@ -207,17 +230,26 @@ def _simulate(args: argparse.Namespace) -> int:
     configure_logging(fmt="console", level="warning", stream=sys.stderr)
 
     try:
-        config = read_config(args.config, scheduler_name=args.scheduler_name)
+        registry = _registry(args)
+        config = read_config(
+            args.config, scheduler_name=args.scheduler_name, plugin_names=registry.out_of_tree
+        )
         names = {p.scheduler_name for p in config.profiles}
         snapshot = simulate.read_snapshot_file(args.cluster, names)
         if args.compare:
-            report = simulate.compare(snapshot, config, mode=_mode(args), seed=args.seed)
+            report = simulate.compare(
+                snapshot, config, mode=_mode(args), seed=args.seed, registry=registry
+            )
             if args.output == "json":
                 print(simulate.to_json(report))
             else:
                 print(simulate.render_compare(report))
             return 0
-        report = simulate.simulate(snapshot, config, mode=_mode(args), seed=args.seed)
+        report = simulate.simulate(
+            snapshot, config, mode=_mode(args), seed=args.seed, registry=registry
+        )
+    except PluginLoadError as exc:
+        return _bad_input(exc)
     except ConfigError as exc:  # plugin args are validated when the profiles are built
         return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except simulate.InputError as exc:
@@ -238,10 +270,17 @@ def _explain(args: argparse.Namespace) -> int:
     configure_logging(fmt="console", level="error", stream=sys.stderr)
 
     try:
-        config = read_config(args.config, scheduler_name=args.scheduler_name)
+        registry = _registry(args)
+        config = read_config(
+            args.config, scheduler_name=args.scheduler_name, plugin_names=registry.out_of_tree
+        )
         snapshot = explain.read_cluster(args.cluster)
-        report = explain.explain(snapshot, config, args.pod, mode=_mode(args), profile=args.profile)
+        report = explain.explain(
+            snapshot, config, args.pod, mode=_mode(args), profile=args.profile, registry=registry
+        )
         report = explain.select(report, top=args.top, node=args.node)
+    except PluginLoadError as exc:
+        return _bad_input(exc)
     except ConfigError as exc:  # plugin args are validated when the profiles are built
         return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except (explain.InputError, explain.ExplainError) as exc:
@@ -291,7 +330,12 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # an unknown level
         return _bad_input(f"--log-level: {exc}")
     try:
-        config = read_config(args.config, scheduler_name=args.scheduler_name)
+        registry = _registry(args)
+        config = read_config(
+            args.config, scheduler_name=args.scheduler_name, plugin_names=registry.out_of_tree
+        )
+    except PluginLoadError as exc:
+        return _bad_input(exc)
     except ConfigError as exc:
         return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
     try:
@@ -332,7 +376,9 @@ def _run(args: argparse.Namespace) -> int:
         return _bad_input(exc)
     _log_notes(config)
     try:
-        asyncio.run(runtime.run(settings, config))
+        asyncio.run(runtime.run(settings, config, registry))
+    except PluginLoadError as exc:  # an out-of-tree plugin failed when its profile was built
+        return _bad_input(exc)
     except ConfigError as exc:  # plugin args are validated when the profiles are built
         return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except (KubeconfigError, SettingsError) as exc:  # kubeconfig; a metrics port in use

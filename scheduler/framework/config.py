@@ -36,7 +36,7 @@ from scheduler.framework.config_values import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Collection, Mapping
 
     from scheduler.framework.interfaces import PluginArgs
 
@@ -135,9 +135,15 @@ def default_config(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> SchedulerCon
 
 
 def load_config(
-    doc: object, *, default_scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    doc: object,
+    *,
+    default_scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+    plugin_names: Collection[str] = (),
 ) -> SchedulerConfig:
-    """Validate a parsed configuration document (an empty one means all defaults)."""
+    """Validate a parsed configuration document (an empty one means all defaults).
+
+    ``plugin_names``: out-of-tree plugins registered besides the in-tree ones (app's
+    plugin_loading); they are accepted wherever an in-tree name is, enabled by none."""
     top = as_mapping(doc if doc is not None else {}, "")
     check_known(
         top,
@@ -185,7 +191,7 @@ def load_config(
         )
     raw_profiles = top.get("profiles") or [{}]
     profiles = tuple(
-        _profile(p, f"profiles[{i}]", default_scheduler_name)
+        _profile(p, f"profiles[{i}]", default_scheduler_name, frozenset(plugin_names))
         for i, p in enumerate(as_list(raw_profiles, "profiles"))
     )
     names = [p.scheduler_name for p in profiles]
@@ -213,7 +219,9 @@ def load_config(
     )
 
 
-def _profile(raw: object, path: str, default_name: str) -> ProfileConfig:
+def _profile(
+    raw: object, path: str, default_name: str, extra: frozenset[str] = frozenset()
+) -> ProfileConfig:
     doc = as_mapping(raw, path)
     check_known(doc, path, {"schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore"})
     name = doc.get("schedulerName", default_name)
@@ -222,7 +230,7 @@ def _profile(raw: object, path: str, default_name: str) -> ProfileConfig:
     percentage = doc.get("percentageOfNodesToScore")
     if percentage is not None:
         percentage = as_int(percentage, f"{path}.percentageOfNodesToScore", 0, 100)
-    plugins = _plugins(doc.get("plugins"), f"{path}.plugins")
+    plugins = _plugins(doc.get("plugins"), f"{path}.plugins", extra)
     args: dict[str, PluginArgs] = {}
     enabled = {p.name for p in plugins}
     for i, entry in enumerate(as_list(doc.get("pluginConfig") or [], f"{path}.pluginConfig")):
@@ -230,7 +238,9 @@ def _profile(raw: object, path: str, default_name: str) -> ProfileConfig:
         item = as_mapping(entry, where)
         check_known(item, where, {"name", "args"})
         plugin = item.get("name")
-        if not isinstance(plugin, str) or plugin not in {n for n, _ in DEFAULT_PLUGINS}:
+        if not isinstance(plugin, str) or (
+            plugin not in {n for n, _ in DEFAULT_PLUGINS} and plugin not in extra
+        ):
             raise ConfigError(f"{where}.name", f"unknown plugin {plugin!r}")
         if plugin in args:
             raise ConfigError(f"{where}.name", f"repeated pluginConfig for {plugin!r}")
@@ -241,7 +251,7 @@ def _profile(raw: object, path: str, default_name: str) -> ProfileConfig:
     return ProfileConfig(name, plugins, args, percentage)
 
 
-def _plugins(raw: object, path: str) -> tuple[PluginSpec, ...]:
+def _plugins(raw: object, path: str, extra: frozenset[str] = frozenset()) -> tuple[PluginSpec, ...]:
     """kube's plugin set merge: defaults, then multiPoint disabled/enabled, then per-point."""
     doc = as_mapping(raw or {}, path)
     check_known(
@@ -290,7 +300,7 @@ def _plugins(raw: object, path: str) -> tuple[PluginSpec, ...]:
         for name, _, _where in _entries(multi, f"{path}.multiPoint", "disabled"):
             order = [] if name == "*" else [n for n in order if n != name]
         for name, weight, where in _entries(multi, f"{path}.multiPoint", "enabled"):
-            _check_enabled(name, f"{where}.name")
+            _check_enabled(name, f"{where}.name", extra)
             if name in BUILT_IN:
                 continue
             if name not in order:
@@ -305,7 +315,7 @@ def _plugins(raw: object, path: str) -> tuple[PluginSpec, ...]:
             for target in targets:
                 disabled_points.setdefault(target, set()).add(point)
         for name, weight, where in _entries(doc[point], f"{path}.{point}", "enabled"):
-            _check_enabled(name, f"{where}.name")
+            _check_enabled(name, f"{where}.name", extra)
             if name in BUILT_IN:
                 continue
             if name not in order:
@@ -318,10 +328,10 @@ def _plugins(raw: object, path: str) -> tuple[PluginSpec, ...]:
     )
 
 
-def _check_enabled(name: str, where: str) -> None:
+def _check_enabled(name: str, where: str, extra: frozenset[str] = frozenset()) -> None:
     if name in UNSUPPORTED:
         raise ConfigError(where, f"plugin {name!r} is not supported by batch-scheduler")
-    if name not in BUILT_IN and name not in dict(DEFAULT_PLUGINS):
+    if name not in BUILT_IN and name not in dict(DEFAULT_PLUGINS) and name not in extra:
         raise ConfigError(where, f"unknown plugin {name!r}")
 
 

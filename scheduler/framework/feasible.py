@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from scheduler.framework import selection
 from scheduler.framework import status as st
 from scheduler.framework.diagnosis import SchedulingError
+from scheduler.logs import get_logger
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
@@ -33,6 +34,20 @@ if TYPE_CHECKING:
     from scheduler.model.pod import Pod
 
 Filter = Callable[["CycleState", "Pod", "NodeInfo"], st.Status]
+
+log = get_logger(__name__)
+_reported: set[tuple[str, str]] = set()
+
+
+def plugin_raised(plugin: str, point: str, exc: Exception) -> st.Status:
+    """The Error Status for a plugin that raised (kube: the cycle fails with Error and the pod
+    is retried with backoff); the traceback is logged once per plugin and point."""
+    if (plugin, point) not in _reported:
+        _reported.add((plugin, point))
+        log.error("plugin_raised", plugin=plugin, point=point, exc_info=exc)
+    return st.error(
+        f"plugin {plugin!r} raised in {point}: {type(exc).__name__}: {exc}"
+    ).with_plugin(plugin)
 
 
 def find_feasible(
@@ -105,7 +120,10 @@ def _filter(
             diagnosis.unschedulable_plugins.add(status.plugin)
             continue
         for name, run in filters:
-            status = run(state, pod, info)
+            try:
+                status = run(state, pod, info)
+            except Exception as exc:  # a plugin's bug fails this pod's cycle, not the loop
+                status = plugin_raised(name, "Filter", exc)
             if status is not success and status.code is not ok:
                 if status.code is error:
                     return SchedulingError(pod.key, status.message()), processed - 1
@@ -142,7 +160,10 @@ def _rejection(
         status = profile.run_filters_with_nominated_pods(state, pod, info)
         return status, status.plugin
     for name, run in filters:
-        status = run(state, pod, info)
+        try:
+            status = run(state, pod, info)
+        except Exception as exc:  # as in the loop above
+            status = plugin_raised(name, "Filter", exc)
         if not status.is_success:
             return status, name
     raise AssertionError(f"a Filter precheck rejected node {info.name!r}, which passes")

@@ -28,7 +28,7 @@ from scheduler.framework import selection
 from scheduler.framework import status as st
 from scheduler.framework.config import ConfigError, PluginSpec, ProfileConfig
 from scheduler.framework.diagnosis import Diagnosis, FitError, SchedulingError
-from scheduler.framework.feasible import find_feasible
+from scheduler.framework.feasible import find_feasible, plugin_raised
 from scheduler.framework.interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -154,6 +154,8 @@ class Profile:
         for spec in plugins:
             try:
                 plugin = registry[spec.name](plugin_args.get(spec.name, {}), self)
+            except ConfigError:
+                raise  # already names its field (an out-of-tree plugin that failed to load)
             except ValueError as exc:
                 raise ConfigError(f"pluginConfig[{spec.name}].args", str(exc)) from exc
             self.plugins.append(plugin)
@@ -203,7 +205,10 @@ class Profile:
         narrowing: list[str] = []
         everywhere = PreFilterResult(None, ())
         for plugin in self.pre_filter_plugins:
-            nodes, status = plugin.pre_filter(state, pod, self._snapshot)
+            try:
+                nodes, status = plugin.pre_filter(state, pod, self._snapshot)
+            except Exception as exc:  # a plugin's bug fails this pod's cycle, not the loop
+                return everywhere, plugin_raised(plugin.name, "PreFilter", exc)
             if status.code is st.Code.SKIP:
                 state.skip_filter_plugins.add(plugin.name)
                 continue
@@ -227,7 +232,10 @@ class Profile:
         for plugin in self.filter_plugins:
             if skip and plugin.name in skip:
                 continue
-            status = plugin.filter(state, pod, node_info)
+            try:
+                status = plugin.filter(state, pod, node_info)
+            except Exception as exc:  # a plugin's bug fails this pod's cycle, not the loop
+                status = plugin_raised(plugin.name, "Filter", exc)
             if status is not st.SUCCESS and status.code is not st.Code.SUCCESS:
                 return status.with_plugin(plugin.name)
         return st.SUCCESS
@@ -296,7 +304,10 @@ class Profile:
 
     def run_pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> st.Status:
         for plugin in self.pre_score_plugins:
-            status = plugin.pre_score(state, pod, nodes)
+            try:
+                status = plugin.pre_score(state, pod, nodes)
+            except Exception as exc:  # a plugin's bug fails this pod's cycle, not the loop
+                return plugin_raised(plugin.name, "PreScore", exc)
             if status.code is st.Code.SKIP:
                 state.skip_score_plugins.add(plugin.name)
             elif status.code is not st.Code.SUCCESS:
@@ -320,16 +331,22 @@ class Profile:
         raw_columns: list[list[int]] = []
         active = self.active_score_plugins(state)
         for weighted in active:
-            if weighted.score_nodes is not None:
-                raw = weighted.score_nodes.score_nodes(state, pod, nodes)
-            else:
-                score = weighted.plugin.score
-                raw = [score(state, pod, info) for info in nodes]
+            try:
+                if weighted.score_nodes is not None:
+                    raw = weighted.score_nodes.score_nodes(state, pod, nodes)
+                else:
+                    score = weighted.plugin.score
+                    raw = [score(state, pod, info) for info in nodes]
+            except Exception as exc:  # a plugin's bug fails this pod's cycle, not the loop
+                return plugin_raised(weighted.plugin.name, "Score", exc)
             raw_columns.append(raw)
             column = raw
             if weighted.normalizer is not None:
                 column = list(raw)
-                status = weighted.normalizer.normalize_score(state, pod, nodes, column)
+                try:
+                    status = weighted.normalizer.normalize_score(state, pod, nodes, column)
+                except Exception as exc:  # as above
+                    return plugin_raised(weighted.plugin.name, "NormalizeScore", exc)
                 if not status.is_success:
                     return status.with_plugin(weighted.plugin.name)
             if column and (max(column) > MAX_NODE_SCORE or min(column) < MIN_NODE_SCORE):
