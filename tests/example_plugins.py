@@ -13,6 +13,22 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "plugins"
 DISTRIBUTION = "batch-scheduler-example-plugins"
 _QUIET_LOCAL = ("-q", "--no-deps", "--no-build-isolation")
 
+# A profile with both example plugins (the e2e and cluster tests run with it).
+CONFIG = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [
+        {
+            "schedulerName": "batch-scheduler",
+            "plugins": {
+                "multiPoint": {
+                    "enabled": [{"name": "DrainGuard"}, {"name": "PreferLabeled", "weight": 10}]
+                }
+            },
+        }
+    ],
+}
+
 
 def ensure_installed() -> None:
     """pip-install examples/plugins unless it is installed (a fresh clone's ``make test``);

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.builders import make_pod
-from tests.example_plugins import ensure_installed
+from tests.example_plugins import CONFIG, ensure_installed
 from tests.scheduler_process import SchedulerProc, wait_for
 
 if TYPE_CHECKING:
@@ -25,21 +25,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.e2e
 
 _BAD_FLAG = ("--plugin", "no_such_module_xyz:Thing")
-
-CONFIG = {
-    "apiVersion": "kubescheduler.config.k8s.io/v1",
-    "kind": "KubeSchedulerConfiguration",
-    "profiles": [
-        {
-            "schedulerName": "batch-scheduler",
-            "plugins": {
-                "multiPoint": {
-                    "enabled": [{"name": "DrainGuard"}, {"name": "PreferLabeled", "weight": 10}]
-                }
-            },
-        }
-    ],
-}
 
 
 @pytest.fixture(scope="module")
