@@ -37,16 +37,7 @@ def ensure_installed() -> None:
         metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--no-deps",
-                "--no-build-isolation",
-                str(EXAMPLE),
-            ],
+            [sys.executable, "-m", "pip", "install", *_QUIET_LOCAL, str(EXAMPLE)],
             check=True,
             capture_output=True,
             timeout=300,
