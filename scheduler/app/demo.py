@@ -41,7 +41,11 @@ from scheduler.sim import workload
 from scheduler.sim.process import SimProcess
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from scheduler.cycle.schedule_one import Scheduler
+    from scheduler.framework.config import SchedulerConfig
+    from scheduler.framework.profile import PluginFactory
 
 DEFAULT_NODES = 200
 DEFAULT_PODS = 1200
@@ -127,7 +131,13 @@ def _bound(runtime: Runtime) -> int:
 
 
 async def _run_once(
-    plan: Workload, mode: BatchingMode, console: Console, *, time_limit: float
+    plan: Workload,
+    mode: BatchingMode,
+    console: Console,
+    *,
+    time_limit: float,
+    config: SchedulerConfig | None = None,
+    registry: Mapping[str, PluginFactory] | None = None,
 ) -> RunReport:
     report = RunReport(mode, plan.pods)
     with SimProcess(["--nodes", str(plan.nodes)]) as sim:
@@ -137,7 +147,9 @@ async def _run_once(
             batching=BatchingSettings(mode=mode),
             metrics_addr="",
         )
-        runtime = Runtime(settings, default_config(), handle_signals=False)
+        runtime = Runtime(
+            settings, config or default_config(), handle_signals=False, registry=registry
+        )
         started = time.perf_counter()
         task = asyncio.create_task(runtime.run(), name="runtime")
         columns = (
@@ -219,8 +231,12 @@ async def demo(
     mode: BatchingMode = BatchingMode.ANNOTATED,
     console: Console | None = None,
     time_limit: float = TIMEOUT,
+    config: SchedulerConfig | None = None,
+    registry: Mapping[str, PluginFactory] | None = None,
 ) -> list[RunReport]:
-    """Run the demo; prints progress and the table to ``console``; returns the reports."""
+    """Run the demo; prints progress and the table to ``console``; returns the reports.
+
+    ``config`` None: the default profile; ``registry`` None: the in-tree plugins only."""
     out = console or Console()
     plan = Workload.plan(nodes, pods)
     out.print(
@@ -230,7 +246,10 @@ async def demo(
     if mode is BatchingMode.OFF and compare:
         mode = BatchingMode.ANNOTATED
     modes = [BatchingMode.OFF, mode] if compare else [mode]
-    reports = [await _run_once(plan, m, out, time_limit=time_limit) for m in modes]
+    reports = [
+        await _run_once(plan, m, out, time_limit=time_limit, config=config, registry=registry)
+        for m in modes
+    ]
     out.print(_table(reports))
     if compare:
         off, on = reports

@@ -144,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--compare", action="store_true", help="run batching off, then on, and compare"
     )
     demo.add_argument("--batching", type=_batching, help="annotated (default), all or off")
+    demo.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
+    _add_plugin_flag(demo)
 
     simulate = commands.add_parser(
         "simulate", help="placements for a cluster snapshot (kubectl get ... -o yaml), offline"
@@ -409,6 +411,7 @@ def _demo(args: argparse.Namespace) -> int:
     import asyncio
 
     from scheduler.app import demo
+    from scheduler.app.config_file import read_config
     from scheduler.logs.setup import configure_logging
 
     configure_logging(fmt="console", level="warning", stream=sys.stderr)
@@ -418,9 +421,27 @@ def _demo(args: argparse.Namespace) -> int:
         print(f"batch-scheduler: {exc}", file=sys.stderr)
         return 2
     try:
+        registry = _registry(args)
+        config = read_config(args.config, plugin_names=registry.out_of_tree)
+    except PluginLoadError as exc:
+        return _bad_input(exc)
+    except ConfigError as exc:
+        return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
+    try:
         asyncio.run(
-            demo.demo(nodes=args.nodes, pods=args.pods, compare=args.compare, mode=_mode(args))
+            demo.demo(
+                nodes=args.nodes,
+                pods=args.pods,
+                compare=args.compare,
+                mode=_mode(args),
+                config=config,
+                registry=registry,
+            )
         )
+    except PluginLoadError as exc:  # an out-of-tree plugin failed when its profile was built
+        return _bad_input(exc)
+    except ConfigError as exc:  # plugin args are validated when the profiles are built
+        return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except KeyboardInterrupt:
         return 130
     except RuntimeError as exc:

@@ -87,3 +87,32 @@ def test_run_refuses_a_plugin_it_cannot_import(kubeconfig: Path) -> None:
     assert "--plugin 'no_such_module_xyz:Thing': cannot import no_such_module_xyz" in (
         result.stderr
     )
+
+
+def test_demo_runs_with_the_entry_point_plugins(tmp_path: Path) -> None:
+    """``demo --config``: the plugins are built (every pod still bound); PreferLabeled's
+    missing sign_pod turns batching off, said once, where the default profile batches."""
+    ensure_installed()
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(CONFIG))
+    small = ("--nodes", "4", "--pods", "8")
+    plugged = _demo(*small, "--config", str(config))
+    assert plugged.returncode == 0, plugged.stderr
+    assert "8/8" in plugged.stdout
+    assert plugged.stderr.count("batching_disabled") == 1
+    assert "PreferLabeled" in plugged.stderr
+    assert "0% (0/8)" in plugged.stdout  # batched share
+    default = _demo(*small)
+    assert default.returncode == 0, default.stderr
+    assert "batching_disabled" not in default.stderr
+    assert "0% (0/8)" not in default.stdout
+
+
+def _demo(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scheduler", "demo", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
