@@ -230,6 +230,7 @@ def start_scheduler(cluster: Cluster, scheduler: str, config: str, run_dir: Path
         cmd = [sys.executable, "-m", "scheduler", "run", "--kubeconfig"]
         cmd += [str(cp.scheduler_kubeconfig), "--config", str(path), "--batching", batching]
         cmd += ["--log-level", "warning", "--metrics-addr", f"127.0.0.1:{port}"]
+        cmd += ["--secure-port", "0"]
         cmd += ["--bind-concurrency", str(BIND_CONCURRENCY)]
         url = f"http://127.0.0.1:{port}"
         return Process(cmd, f"{url}/readyz", f"{url}/metrics", log)

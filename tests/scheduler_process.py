@@ -65,6 +65,8 @@ class SchedulerProc:
             str(kubeconfig),
             "--metrics-addr",
             f"127.0.0.1:{self.port}",
+            "--secure-port",  # plain HTTP above; a test that wants HTTPS passes its own
+            "0",
             "--log-format",
             "json",
             "--log-level",

@@ -146,6 +146,7 @@ async def _run_once(
             kubeconfig=sim.kubeconfig,
             batching=BatchingSettings(mode=mode),
             metrics_addr="",
+            secure_port=0,  # in-process: no port of its own
         )
         runtime = Runtime(
             settings, config or default_config(), handle_signals=False, registry=registry

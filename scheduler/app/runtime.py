@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 from typing import TYPE_CHECKING, Any
 
 from scheduler import logs
 from scheduler.app.core import build_scheduler
 from scheduler.app.endpoints import Endpoints
+from scheduler.app.serving_cert import server_context
 from scheduler.app.settings import parse_address
 from scheduler.clock import LoopClock
 from scheduler.cycle.eventhandlers import EventHandlers
@@ -43,6 +45,7 @@ from scheduler.cycle.loop import OpenGate, run_flushes, run_loop
 from scheduler.kube.binder import Binder
 from scheduler.kube.client import USER_AGENT, create_client
 from scheduler.kube.controller.operator import Controller
+from scheduler.kube.delegated_auth import DelegatedAuth, connect
 from scheduler.kube.leader import LeaderElector, default_identity
 from scheduler.kube.preemption import ApiPreemptor
 from scheduler.kube.reporter import Reporter
@@ -56,6 +59,7 @@ from scheduler.metrics import Metrics
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine, Mapping
+    from pathlib import Path
 
     from scheduler.app.settings import SchedulerSettings
     from scheduler.cycle.loop import Gate
@@ -90,6 +94,9 @@ class Runtime:
         self.scheduler: Scheduler | None = None
         """The scheduling core, once :meth:`run` has built it (the demo reads its stats)."""
         self.endpoints: Endpoints | None = None
+        """The plain-HTTP endpoints (``metrics_addr``), once started."""
+        self.secure_endpoints: Endpoints | None = None
+        """The secure port's endpoints (``secure_port``), once started."""
         self.synced: Gate | None = None
         self._stop = asyncio.Event()
         self._stopping = False
@@ -123,6 +130,8 @@ class Runtime:
         # preemptions are dropped rather than written by a replica that no longer leads.
         preemptor = ApiPreemptor(client, identity=self.identity, leading=self._may_write)
         endpoints: Endpoints | None = None
+        secure: Endpoints | None = None
+        auth: DelegatedAuth | None = None
         try:
             reporter = Reporter(
                 client, identity=self.identity, options=settings.reporter, metrics=self.metrics
@@ -166,10 +175,31 @@ class Runtime:
             if settings.metrics_addr:
                 host, port = parse_address(settings.metrics_addr, field="metrics_addr")
                 endpoints = Endpoints(
-                    metrics=self.metrics, synced=controller.synced, host=host, port=port
+                    metrics=self.metrics,
+                    synced=controller.synced,
+                    host=host,
+                    port=port,
+                    configz=configz(self.config),
                 )
                 await endpoints.start()
                 self.endpoints = endpoints
+            if settings.secure_port:
+                auth = await connect(
+                    _path(settings.authentication_kubeconfig),
+                    _path(settings.authorization_kubeconfig),
+                )
+                secure = Endpoints(
+                    metrics=self.metrics,
+                    synced=controller.synced,
+                    host=settings.bind_address,
+                    port=settings.secure_port,
+                    configz=configz(self.config),
+                    tls=server_context(settings.tls_cert_file, settings.tls_private_key_file),
+                    auth=auth,
+                    field="secure_port",
+                )
+                await secure.start()
+                self.secure_endpoints = secure
             self._install_signals()
             log.info(
                 "scheduler_starting",
@@ -224,6 +254,10 @@ class Runtime:
             await preemptor.close()
             if endpoints is not None:
                 await endpoints.stop()
+            if secure is not None:
+                await secure.stop()
+            if auth is not None:
+                await auth.close()
             await client.close()
 
     def _may_write(self) -> bool:
@@ -321,6 +355,29 @@ def _summary(scheduler: Scheduler) -> dict[str, int]:
         "full_passes": counts.full_passes,
         "unschedulable": counts.unschedulable,
     }
+
+
+def _path(value: Path | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def configz(config: SchedulerConfig) -> dict[str, Any]:
+    """The effective configuration as ``/configz`` shows it (our field names, JSON values)."""
+    plain = _plain(dataclasses.asdict(config))
+    assert isinstance(plain, dict)
+    return plain
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted(str(v) for v in value)
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
 
 
 async def run(

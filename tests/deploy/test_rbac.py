@@ -54,6 +54,9 @@ CALLS: list[tuple[str, str, str, bool]] = [
     ("preemption.py", "PATCH", "/api/v1/namespaces/{}/pods/{}/status", True),
     ("preemption.py", "DELETE", "/api/v1/namespaces/{}/pods/{}", True),
     ("preemption.py", "POST", "/api/v1/namespaces/{}/events", True),
+    # the secure port's delegated authentication and authorization (kube-scheduler's too)
+    ("delegated_auth.py", "POST", "/apis/authentication.k8s.io/v1/tokenreviews", True),
+    ("delegated_auth.py", "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", True),
     # VolumeBinding's PreBind: a PV's claimRef, a claim's selected-node annotation
     ("volume_binder.py", "PATCH", "/api/v1/persistentvolumes/{}", True),
     ("volume_binder.py", "PATCH", "/api/v1/namespaces/{}/persistentvolumeclaims/{}", True),
