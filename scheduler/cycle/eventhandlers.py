@@ -173,7 +173,10 @@ class EventHandlers:
         assumed = self.cluster.is_assumed(pod.uid)
         if pod.deleting or pod.terminal or pod.scheduling_gates:
             # Not schedulable now; a gated pod comes back with the update that ungates it.
-            self.queue.delete(pod.uid)
+            if pod.scheduling_gates and not (pod.deleting or pod.terminal):
+                self.queue.gate(pod.uid)
+            else:
+                self.queue.delete(pod.uid)
             return assumed
         queued = self.queue.get(pod.uid)
         if queued is not None and _same_for_scheduling(queued.pod, pod):

@@ -14,6 +14,7 @@ import asyncio
 from typing import TYPE_CHECKING, Protocol
 
 from scheduler import logs
+from scheduler.metrics.labels import QueueName
 
 if TYPE_CHECKING:
     from scheduler.cycle.schedule_one import Scheduler
@@ -73,6 +74,7 @@ async def run_flushes(scheduler: Scheduler, *, interval: float = FLUSH_INTERVAL)
         queue.flush()
         for pool, count in queue.pending().items():
             metrics.pending_pods.labels(queue=pool).set(count)
+        metrics.pending_pods.labels(queue=QueueName.GATED).set(queue.gated())
         by_plugin = queue.unschedulable_by_plugin()
         for profile, plugin in reported - by_plugin.keys():
             metrics.unschedulable_pods.labels(plugin=plugin, profile=profile).set(0)
@@ -81,4 +83,7 @@ async def run_flushes(scheduler: Scheduler, *, interval: float = FLUSH_INTERVAL)
         reported = set(by_plugin)
         metrics.cache_nodes.set(cluster.num_nodes)
         metrics.cache_pods.set(cluster.num_pods)
+        metrics.cache_size.labels(type="nodes").set(cluster.num_nodes)
+        metrics.cache_size.labels(type="pods").set(cluster.num_pods)
+        metrics.cache_size.labels(type="assumed_pods").set(cluster.num_assumed)
         metrics.default_spreading_unsignable.set(scheduler.default_spreading_unsignable())

@@ -481,6 +481,7 @@ class Scheduler:
                 evaluated=request.evaluated,
                 feasible=request.feasible,
             )
+            self.metrics.pod_scheduling_attempts.observe(info.attempts)
             if info.initial_attempt is not None:
                 self.metrics.pod_scheduling_sli_duration.labels(
                     attempts=str(info.attempts)

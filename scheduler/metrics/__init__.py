@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.metrics_core import Metric
 
@@ -80,6 +80,12 @@ class Metrics:
             buckets=exponential_buckets(0.01, 2, 20),
             registry=r,
         )
+        self.pod_scheduling_attempts = Histogram(
+            "scheduler_pod_scheduling_attempts",
+            "Number of attempts to successfully schedule a pod.",
+            buckets=exponential_buckets(1, 2, 5),
+            registry=r,
+        )
         self.pending_pods = Gauge(
             "scheduler_pending_pods",
             "Number of pending pods, by the queue type. 'active' means number of pods in "
@@ -95,6 +101,20 @@ class Metrics:
             "Latency for running all plugins of a specific extension point.",
             ["extension_point", "status", "profile"],
             buckets=exponential_buckets(0.0001, 2, 12),
+            registry=r,
+        )
+        # kube times each plugin call in a sample of cycles (pluginMetricsSamplePercent).
+        self.plugin_execution_duration = Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "[BETA] Duration for running a plugin at a specific extension point.",
+            ["plugin", "extension_point", "status"],
+            buckets=exponential_buckets(0.00001, 1.5, 20),
+            registry=r,
+        )
+        self.cache_size = Gauge(
+            "scheduler_cache_size",
+            "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            ["type"],
             registry=r,
         )
         self.preemption_attempts = Counter(
@@ -123,6 +143,9 @@ class Metrics:
             ["plugin", "profile"],
             registry=r,
         )
+
+        # process_* (CPU, RSS, open files, start time), as every kube component exposes.
+        ProcessCollector(registry=r)
 
         # --- kube-scheduler: KEP-5598 opportunistic batching --------------------
         # kube's component-base prefixes HELP with the stability level: these are ALPHA.

@@ -93,6 +93,9 @@ class SchedulingQueue:
         self._heap: list[tuple[int, float, int, Uid]] = []
         self._backoff: list[tuple[float, int, Uid]] = []
         self._counts = dict.fromkeys(Pool, 0)
+        self._gated: set[Uid] = set()
+        """Pending pods held back by scheduling gates (kube's SchedulingGates PreEnqueue):
+        not queued, only counted (scheduler_pending_pods{queue="gated"})."""
         self._in_flight: set[Uid] = set()
         self._unschedulable: dict[Uid, QueuedPodInfo] = {}
         self._seq = itertools.count()
@@ -116,6 +119,16 @@ class SchedulingQueue:
     def pending(self) -> dict[Pool, int]:
         """Pods per pool (scheduler_pending_pods)."""
         return dict(self._counts)
+
+    def gated(self) -> int:
+        """Pods kept out by scheduling gates (see :meth:`gate`)."""
+        return len(self._gated)
+
+    def gate(self, uid: Uid) -> None:
+        """The pod has scheduling gates: out of every pool, counted as gated until it is
+        added (ungated) or deleted."""
+        self.delete(uid)
+        self._gated.add(uid)
 
     def unschedulable_by_plugin(self) -> dict[tuple[str, str], int]:
         """(profile, rejecting plugin) → unschedulable pods (scheduler_unschedulable_pods)."""
@@ -141,6 +154,7 @@ class SchedulingQueue:
 
     def add(self, pod: Pod, signature: Signature | None, refused_by: str = "") -> None:
         """A new pending pod, or one that changed: it (re)enters the active pool."""
+        self._gated.discard(pod.uid)
         now = self.clock.now()
         info = self._pods.get(pod.uid)
         if info is None:
@@ -173,6 +187,7 @@ class SchedulingQueue:
 
     def delete(self, uid: Uid) -> None:
         """The pod is gone or no longer pending: drop it wherever it is."""
+        self._gated.discard(uid)
         self.nominator.delete(uid)
         info = self._pods.get(uid)
         if info is not None:
