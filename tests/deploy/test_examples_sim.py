@@ -120,8 +120,10 @@ def _deployment_args(config: Path, port: int, kubeconfig: Path) -> list[str]:
     for arg in container(one("Deployment"))["args"]:
         if arg.startswith("--config="):
             arg = f"--config={config}"
-        elif arg.startswith("--metrics-addr="):
-            arg = f"--metrics-addr=127.0.0.1:{port}"
+        elif arg.startswith("--secure-port="):
+            # The test reads plain HTTP: the secure port is off, --metrics-addr local.
+            args += ["--secure-port=0", f"--metrics-addr=127.0.0.1:{port}"]
+            continue
         args.append(arg)
     assert f"--config={config}" in args
     assert f"--metrics-addr=127.0.0.1:{port}" in args

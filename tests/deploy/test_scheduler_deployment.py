@@ -29,7 +29,7 @@ from deploy_support import (
 import scheduler
 from scheduler.app.config_file import read_config
 from scheduler.app.endpoints import Endpoints
-from scheduler.app.settings import SchedulerSettings, parse_address
+from scheduler.app.settings import SchedulerSettings
 from scheduler.batching.signature import BatchingMode, Signer
 from scheduler.cli.main import build_parser
 from scheduler.cycle.loop import OpenGate
@@ -103,7 +103,9 @@ def test_container_args_parse_and_validate() -> None:
     assert args.command == "run"
     assert args.leader_elect is True
     assert args.batching is BatchingMode.ANNOTATED
-    settings = SchedulerSettings(metrics_addr=args.metrics_addr, leader_elect=args.leader_elect)
+    settings = SchedulerSettings(
+        secure_port=args.secure_port, metrics_addr="", leader_elect=args.leader_elect
+    )
     settings.validate()
     pod = deployment["spec"]["template"]["spec"]
     mount = {m["name"]: m for m in container(deployment)["volumeMounts"]}["config"]
@@ -116,13 +118,16 @@ def test_container_args_parse_and_validate() -> None:
 
 
 def test_metrics_port_probes_and_service_agree_with_the_endpoints() -> None:
-    """Probes hit /healthz and /readyz on the --metrics-addr port, which the Service exposes."""
-    host, port = parse_address(_args().metrics_addr, field="--metrics-addr")
-    assert host == "0.0.0.0", "kubelet probes and Prometheus come from outside the pod"
+    """Probes hit /healthz and /readyz over HTTPS on the --secure-port, which the Service
+    exposes; no plain-HTTP port in a deployment."""
+    args = _args()
+    assert args.metrics_addr is None
+    host, port = SchedulerSettings().bind_address, args.secure_port
+    assert args.bind_address is None, "kubelet probes and Prometheus come from outside the pod"
     assert port == _port("metrics")
     c = container(one("Deployment"))
-    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
-    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+        assert c[probe]["httpGet"] == {"path": path, "port": "metrics", "scheme": "HTTPS"}
     app = Endpoints(metrics=Metrics(), synced=OpenGate(), host=host, port=port).app()
     served = {r.canonical for r in app.router.resources()}
     assert {"/healthz", "/readyz", "/metrics"} <= served
