@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from scheduler.cache.cluster_state import ClusterState
     from scheduler.clock import Clock
     from scheduler.cycle.ports import BindDispatcher, Preemptor, Reporter
-    from scheduler.framework.profile import ObservePoint, Outcome, Profile
+    from scheduler.framework.profile import ObservePlugin, ObservePoint, Outcome, Profile
     from scheduler.metrics import Metrics
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
@@ -157,6 +157,7 @@ class Scheduler:
                 for plugin in signer.disabled_by:
                     metrics.batching_disabled.labels(profile=name, plugin=plugin).set(1)
             profile.observe = _extension_point_recorder(metrics, name)
+            profile.observe_plugin = _plugin_recorder(metrics)
             if signer.enabled:
                 self.batches[name] = OpportunisticBatch(
                     profile,
@@ -518,6 +519,15 @@ def _extension_point_recorder(metrics: Metrics, profile: str) -> ObservePoint:
 
     def observe(point: str, status: str, seconds: float) -> None:
         histogram.labels(extension_point=point, status=status, profile=profile).observe(seconds)
+
+    return observe
+
+
+def _plugin_recorder(metrics: Metrics) -> ObservePlugin:
+    histogram = metrics.plugin_execution_duration
+
+    def observe(plugin: str, point: str, status: str, seconds: float) -> None:
+        histogram.labels(plugin=plugin, extension_point=point, status=status).observe(seconds)
 
     return observe
 

@@ -57,6 +57,10 @@ if TYPE_CHECKING:
 PluginFactory = Callable[[PluginArgs, "Profile"], Plugin]
 ObservePoint = Callable[[str, str, float], None]
 """(extension point, status label, seconds): how a full pass reports its timings."""
+ObservePlugin = Callable[[str, str, str, float], None]
+"""(plugin, extension point, status label, seconds): one plugin call, in sampled cycles."""
+PLUGIN_METRICS_SAMPLE = 0.10
+"""kube's pluginMetricsSamplePercent: the fraction of cycles whose plugin calls are timed."""
 
 DRA_UNSUPPORTED = "pod uses resource claims (DRA), which batch-scheduler does not support yet"
 NO_NODES = "no nodes available to schedule pods"
@@ -138,6 +142,14 @@ class Profile:
         self._snapshot = snapshot
         self.observe: ObservePoint | None = None
         """Set by the owner to time a full pass's extension points (metrics); None: off."""
+        self.observe_plugin: ObservePlugin | None = None
+        """Set by the owner to time plugin calls in a sample of cycles; None: off. Timed:
+        PreFilter, PreScore, NormalizeScore and PostFilter, each call as kube; Filter and
+        Score (per node in kube) are not."""
+        self.plugin_sample = PLUGIN_METRICS_SAMPLE
+        self._sampling = random.Random()  # never the tie-breaking source: decisions stay put
+        self._timing: ObservePlugin | None = None
+        """``observe_plugin`` while this cycle is sampled, else None."""
         self.plugins: list[Plugin] = []
         self.pre_filter_plugins: list[PreFilterPlugin] = []
         self.pre_filter_extensions: list[PreFilterExtensions] = []
@@ -191,7 +203,11 @@ class Profile:
     # -- pieces --------------------------------------------------------------------------
 
     def run_pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult, st.Status]:
-        """Run every PreFilter; intersect their node sets; the first rejection wins."""
+        """Run every PreFilter; intersect their node sets; the first rejection wins.
+        Every cycle starts here, so this draws whether its plugin calls are timed."""
+        timing = self.observe_plugin
+        sampled = timing is not None and self._sampling.random() < self.plugin_sample
+        self._timing = timing if sampled else None
         observe = self.observe
         if observe is None:
             return self._pre_filter(state, pod)
@@ -205,10 +221,13 @@ class Profile:
         narrowing: list[str] = []
         everywhere = PreFilterResult(None, ())
         for plugin in self.pre_filter_plugins:
+            started = time.perf_counter() if self._timing is not None else 0.0
             try:
                 nodes, status = plugin.pre_filter(state, pod, self._snapshot)
             except Exception as exc:  # a plugin's bug fails this pod's cycle, not the loop
                 return everywhere, plugin_raised(plugin.name, "PreFilter", exc)
+            if self._timing is not None:
+                _timed(self._timing, plugin.name, "PreFilter", status.code, started)
             if status.code is st.Code.SKIP:
                 state.skip_filter_plugins.add(plugin.name)
                 continue
@@ -287,8 +306,11 @@ class Profile:
         kept: PostFilterResult | None = None
         rejector = ""
         for plugin in self.post_filter_plugins:
+            started = time.perf_counter() if self._timing is not None else 0.0
             result = plugin.post_filter(state, pod, fit)
             status = result.status
+            if self._timing is not None:
+                _timed(self._timing, plugin.name, "PostFilter", status.code, started)
             if status.is_success or status.code is st.Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return replace(result, status=status.with_plugin(plugin.name))
             if not status.is_rejected:
@@ -304,10 +326,13 @@ class Profile:
 
     def run_pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> st.Status:
         for plugin in self.pre_score_plugins:
+            started = time.perf_counter() if self._timing is not None else 0.0
             try:
                 status = plugin.pre_score(state, pod, nodes)
             except Exception as exc:  # a plugin's bug fails this pod's cycle, not the loop
                 return plugin_raised(plugin.name, "PreScore", exc)
+            if self._timing is not None:
+                _timed(self._timing, plugin.name, "PreScore", status.code, started)
             if status.code is st.Code.SKIP:
                 state.skip_score_plugins.add(plugin.name)
             elif status.code is not st.Code.SUCCESS:
@@ -343,10 +368,14 @@ class Profile:
             column = raw
             if weighted.normalizer is not None:
                 column = list(raw)
+                began = time.perf_counter() if self._timing is not None else 0.0
                 try:
                     status = weighted.normalizer.normalize_score(state, pod, nodes, column)
                 except Exception as exc:  # as above
                     return plugin_raised(weighted.plugin.name, "NormalizeScore", exc)
+                if self._timing is not None:  # kube's label for NormalizeScore:
+                    point = "ScoreExtensionNormalize"
+                    _timed(self._timing, weighted.plugin.name, point, status.code, began)
                 if not status.is_success:
                     return status.with_plugin(weighted.plugin.name)
             if column and (max(column) > MAX_NODE_SCORE or min(column) < MIN_NODE_SCORE):
@@ -439,6 +468,10 @@ class Profile:
             return None
         status = self.run_filters_with_nominated_pods(state, pod, info)
         return info if status.is_success else None
+
+
+def _timed(timing: ObservePlugin, plugin: str, point: str, code: st.Code, started: float) -> None:
+    timing(plugin, point, st.CODE_LABELS[code], time.perf_counter() - started)
 
 
 def _observed(observe: ObservePoint, point: str, code: st.Code, started: float) -> float:

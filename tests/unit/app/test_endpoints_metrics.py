@@ -89,3 +89,33 @@ def test_a_bound_pod_observes_its_attempts() -> None:
         scheduler.schedule_one(info)
     assert scheduler.metrics.total(scheduler.metrics.pod_scheduling_attempts) == 1
     assert scheduler.metrics.total(scheduler.metrics.pod_scheduling_attempts, field="sum") == 1
+
+
+def _bind_all(sample: float, count: int = 6) -> tuple[dict[str, float], list[str]]:
+    scheduler, _, _ = scheduler_for([make_node(f"n{i}") for i in range(4)], seed=3)
+    for profile in scheduler.profiles.values():
+        profile.plugin_sample = sample
+    handlers = EventHandlers(scheduler)
+    for i in range(count):
+        handlers.on_pod(pod_from_raw(make_pod(f"p{i}", cpu="100m")))
+    while (run := scheduler.queue.try_pop_group()) is not None:
+        for info in run:
+            scheduler.schedule_one(info)
+    metrics = scheduler.metrics
+    points = metrics.by_label(metrics.plugin_execution_duration, "extension_point")
+    nodes = []
+    for i in range(count):
+        pod = scheduler.cluster.get_pod(pod_from_raw(make_pod(f"p{i}", cpu="100m")).uid)
+        nodes.append(pod.node_name if pod is not None else "")
+    return points, nodes
+
+
+def test_plugin_calls_are_timed_in_sampled_cycles_only() -> None:
+    """kube's pluginMetricsSamplePercent (10 %): here every cycle, or none; the draw never
+    touches the tie-breaking source, so the placements do not change."""
+    timed, placed = _bind_all(1.0)
+    untimed, placed_untimed = _bind_all(0.0)
+    assert timed.get("PreFilter", 0) >= 6  # every PreFilter plugin, every cycle
+    assert timed.get("PreScore", 0) >= 6
+    assert untimed == {}
+    assert placed == placed_untimed
