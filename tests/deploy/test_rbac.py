@@ -44,6 +44,9 @@ CALLS: list[tuple[str, str, str, bool]] = [
     ("controller/kinds.py", "GET", "/apis/storage.k8s.io/v1/csinodes", True),
     ("controller/kinds.py", "GET", "/apis/policy/v1/poddisruptionbudgets", True),
     ("controller/kinds.py", "GET", "/api/v1/pods", True),
+    # the typed informers' paginated LIST and WATCH of pods and nodes (kind.path)
+    ("intake/reflector.py", "GET", "/api/v1/pods", False),
+    ("intake/reflector.py", "GET", "/api/v1/nodes", False),
     # bind
     ("binder.py", "POST", "/api/v1/namespaces/{}/pods/{}/binding", True),
     # PodScheduled=False condition, Scheduled/FailedScheduling events
@@ -65,8 +68,9 @@ CALLS: list[tuple[str, str, str, bool]] = [
     ("leader.py", "PUT", LEASE, True),
     ("leader.py", "POST", LEASE.rsplit("/", 1)[0], False),  # path.rsplit("/", 1)[0]
 ]
+INFORMER_WATCHES = {("", "nodes"), ("", "pods")}
+"""(group, plural) of the typed informers (``kube/intake``): list + watch each."""
 KOPF_WATCHES = {
-    ("", "nodes"),
     ("", "namespaces"),
     ("", "services"),
     ("", "replicationcontrollers"),
@@ -77,7 +81,6 @@ KOPF_WATCHES = {
     ("", "persistentvolumeclaims"),
     ("storage.k8s.io", "csinodes"),
     ("policy", "poddisruptionbudgets"),
-    ("", "pods"),
 }
 """(group, plural) of the controller's kopf.on.event handlers: list + watch each."""
 LISTS = "controller/sync.py"
@@ -182,7 +185,7 @@ def permission(method: str, path: str) -> tuple[str, str, str]:
 
 def required() -> set[tuple[str, str, str]]:
     needed = {permission(method, path) for _, method, path, _ in CALLS}
-    for group, plural in KOPF_WATCHES:
+    for group, plural in KOPF_WATCHES | INFORMER_WATCHES:
         needed |= {(group, plural, "list"), (group, plural, "watch")}
     return needed
 

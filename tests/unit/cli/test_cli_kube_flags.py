@@ -16,10 +16,11 @@ from scheduler.cli import kube_flags
 from scheduler.cli.main import _dispatch, build_parser
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
+    from collections.abc import Coroutine, Mapping
 
     from scheduler.app.settings import SchedulerSettings
     from scheduler.framework.config import SchedulerConfig
+    from scheduler.framework.profile import PluginFactory
 
 WRITTEN = Path(__file__).parents[1] / "app" / "data" / "kube-scheduler-v1.37.2-written-config.yaml"
 
@@ -63,7 +64,12 @@ class _Recorded:
     def __init__(self) -> None:
         self.calls: list[tuple[SchedulerSettings, SchedulerConfig]] = []
 
-    async def __call__(self, settings: SchedulerSettings, config: SchedulerConfig) -> None:
+    async def __call__(
+        self,
+        settings: SchedulerSettings,
+        config: SchedulerConfig,
+        registry: Mapping[str, PluginFactory] | None = None,
+    ) -> None:
         self.calls.append((settings, config))
 
 
