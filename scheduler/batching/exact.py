@@ -378,6 +378,8 @@ class ExactBatch:
         profile = self.profile
         nodes = live.nodes
         count = len(nodes)
+        if count == 0:  # the full pass says "0/0 nodes are available"
+            return ExactOutcome.NO_FEASIBLE_NODE
         selector = profile.selector
         start = selector.next_start % count
         to_find = selection.num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, count)

@@ -135,8 +135,8 @@ def test_system_defaults_spread_deployment_pods_and_job_pods_still_batch(
     nodes: list[str],
 ) -> None:
     """kube's System defaults: 8 replicas behind a Service land 2 per node (MostAllocated
-    alone would stack them), not by kube's batching but by the exact batch; a Job's pods (no Service, no RS) stack on
-    one node through batching."""
+    alone would stack them), placed by the exact batch (kube's batching refuses them); a
+    Job's pods (no Service, no RS) stack on one node through batching."""
     proc = spreading_scheduler
     before = _hints_used(proc, SYSTEM)
     _deploy(admin_api, namespace, "web", 8, SYSTEM)

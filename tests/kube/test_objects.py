@@ -240,7 +240,8 @@ def test_a_controller_arriving_after_its_pod_re_signs_the_queued_pod_exact() -> 
     plain = info.signature
     assert not is_exact(plain)
     events.apply("ADDED", controller(Kind.REPLICA_SETS, "web-5d8", "1", "web"))
-    assert info.signature is not None and is_exact(info.signature)
+    assert info.signature is not None
+    assert is_exact(info.signature)
     assert scheduler.default_spreading_unsignable() == 0  # the exact batch serves it
     events.apply("DELETED", controller(Kind.REPLICA_SETS, "web-5d8", "2", "web"))
     assert info.signature == plain

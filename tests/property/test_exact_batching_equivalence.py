@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench import exact_differential
@@ -23,7 +22,6 @@ from scheduler.batching.signature import BatchingMode
 @given(seed=st.integers(0, 2**32 - 1))
 def test_batching_on_places_every_pod_as_batching_off(seed: int) -> None:
     burst = burst_steps(seed, max_nodes=120, max_pods=40)
-    assume(not burst.empties_cluster)  # a known crash: see the xfail test below
     result = compare_burst(burst)
     assert result.differences == []
     assert result.pods > 0
@@ -59,13 +57,8 @@ def test_the_comparison_sees_a_different_draw() -> None:
     assert [a[3] for a in off.attempts] != [a[3] for a in other.attempts]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="batching/exact.py _choose: next_start % len(nodes) with no node left "
-    "(ZeroDivisionError) once every node is deleted; remove this mark when it is fixed",
-)
 def test_a_burst_that_deletes_every_node() -> None:
+    """With no node left the exact path gives the pod to the full pass ("0/0 nodes")."""
     burst = burst_steps(131)  # its only node is deleted before the first pod
     assert burst.empties_cluster
     assert compare_burst(burst).differences == []
