@@ -2,7 +2,7 @@
 and with ours on the real API server; agreement per feature family.
 
 ``python -m bench.parity [--seeds 0-9] [--nodes 16] [--running 30] [--pending 80]
-[--config default|list] [--batching off|on] [--out PATH]`` prints the agreement per feature
+[--config default|list] [--batching off|on] [--replicas 1] [--out PATH]`` prints the agreement per feature
 family and every disagreement (with kube's per-plugin scores next to ours, replayed by
 :mod:`bench.parity_explain`) and writes ``bench/results/parity.json``. docs/fidelity.md has
 the method and the figures.
@@ -25,7 +25,10 @@ pending), so every pod of ours meets exactly the cluster kube's met.
 Both profiles are kube's defaults (or ``--config list``: PodTopologySpread ``defaultingType:
 List``), both with ``DefaultPreemption`` disabled (see ``_config``); batching off in
 both (``--batching on`` turns it on in both; kube then logs no scores for hinted pods and
-ties are judged on the node alone).
+ties are judged on the node alone). ``--replicas K`` makes the pending pods workloads of K
+equal pods, half of them a ReplicaSet's (``parity_cases.build``), so that batching meets runs
+of equal signatures; ours' pods placed from a hint or on the exact path are counted from its
+/metrics.
 """
 
 from __future__ import annotations
@@ -92,6 +95,8 @@ class Run:
     """kube only: pod → node → plugin → weighted score."""
     seen: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = field(default_factory=dict)
     """pod → (the admitted pods bound when it was created, the admitted pod itself)."""
+    paths: dict[str, float] = field(default_factory=dict)
+    """ours only: pods placed per batched path (``hint``, ``exact``), from its /metrics."""
 
 
 def _config(kind: str, *, kube: bool, kubeconfig: Path | None = None) -> dict[str, Any]:
@@ -115,6 +120,8 @@ class Harness:
         self.workdir = workdir
         self.batching = batching
         self.config = config
+        self.replica_set_uid = ""
+        self.metrics_url = ""
 
     def api(self, method: str, path: str, body: Any = None) -> Any:
         try:
@@ -135,6 +142,8 @@ class Harness:
             )
         for path, body in parity_cases.cluster_objects(NAMESPACE):
             self.api("POST", path, body)
+        path, body = parity_cases.replica_set(NAMESPACE)
+        self.replica_set_uid = self.api("POST", path, body)["metadata"]["uid"]
 
     # -- one scheduler process -------------------------------------------------------------
 
@@ -161,6 +170,7 @@ class Harness:
             cmd += ["--batching", "all" if self.batching else "off", "--log-level", "warning"]
             cmd += ["--metrics-addr", f"127.0.0.1:{port}"]
             ready = f"http://127.0.0.1:{port}/readyz"
+            self.metrics_url = f"http://127.0.0.1:{port}/metrics"
         out = log.open("wb")
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
         out.close()
@@ -242,6 +252,8 @@ class Harness:
                     else:
                         placed = {**admitted, "spec": {**admitted["spec"], "nodeName": want.node}}
                     assigned.append(placed)
+            if which == "ours":
+                result.paths = _batched_paths(self.metrics_url)
         finally:
             stop(proc)
         self.clear()
@@ -252,6 +264,27 @@ class Harness:
                 node = result.plugin_scores.setdefault(m["pod"], {}).setdefault(m["node"], {})
                 node[m["plugin"]] = int(m["score"])
         return result
+
+
+def _batched_paths(url: str) -> dict[str, float]:
+    """Pods our scheduler placed from a batch hint and on the exact path (its counters)."""
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text = response.read().decode()
+    wanted = {
+        "hint": re.compile(
+            r'^scheduler_batch_attempts_total\{[^}]*result="hint_used"[^}]*\} (\S+)'
+        ),
+        "exact": re.compile(
+            r'^batch_scheduler_exact_batch_total\{[^}]*outcome="placed"[^}]*\} (\S+)'
+        ),
+    }
+    paths = dict.fromkeys(wanted, 0.0)
+    for line in text.splitlines():
+        for path, pattern in wanted.items():
+            m = pattern.match(line)
+            if m:
+                paths[path] += float(m.group(1))
+    return paths
 
 
 def _ready(url: str) -> bool:
@@ -351,7 +384,7 @@ def table(rows: list[dict[str, Any]]) -> tuple[str, dict[str, dict[str, int]]]:
         f"{'family':<24} {'pods':>5} {'unsched':>7} {'tied':>5} {'other':>5} {'agree':>6} "
         f"{'%':>7}  disagreements",
     ]
-    for family in ["all", *parity_cases.FAMILIES]:
+    for family in ["all", *parity_cases.FAMILIES, "replicaset"]:
         c = families.get(family)
         if not c:
             continue
@@ -374,7 +407,9 @@ def run_seeds(
     pending: int,
     batching: bool = False,
     config: str = "default",
+    replicas: int = 1,
     log: Callable[[str], None] = print,
+    paths: dict[str, float] | None = None,
 ) -> list[dict[str, Any]]:
     """Every seed's case with both schedulers on ``cp``; one compared row per pending pod."""
     harness = Harness(cp, workdir, batching=batching, config=config)
@@ -382,7 +417,13 @@ def run_seeds(
     rows: list[dict[str, Any]] = []
     for seed in seeds:
         case = parity_cases.build(
-            seed, nodes=nodes, running=running, pending=pending, scheduler=SCHEDULER_NAME
+            seed,
+            nodes=nodes,
+            running=running,
+            pending=pending,
+            scheduler=SCHEDULER_NAME,
+            replicas=replicas,
+            replica_set_uid=harness.replica_set_uid,
         )
         for node in case.nodes:
             harness.api("POST", "/api/v1/nodes", node)
@@ -394,7 +435,14 @@ def run_seeds(
         got = compare(case, kube, ours)
         rows += got
         agree = sum(r["verdict"] == "agree" for r in got)
-        log(f"seed {seed}: {agree}/{len(got)} agree ({time.monotonic() - started:.0f} s)")
+        batched = ", ".join(f"{k} {v:.0f}" for k, v in ours.paths.items())
+        log(
+            f"seed {seed}: {agree}/{len(got)} agree, ours batched: {batched or 'none'} "
+            f"({time.monotonic() - started:.0f} s)"
+        )
+        if paths is not None:
+            for key, value in ours.paths.items():
+                paths[key] = paths.get(key, 0.0) + value
     return rows
 
 
@@ -414,6 +462,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--pending", type=int, default=80, help="pending pods per seed")
     parser.add_argument("--batching", choices=("off", "on"), default="off")
     parser.add_argument("--config", choices=CONFIGS, default="default")
+    parser.add_argument(
+        "--replicas", type=int, default=1, help="equal pods per workload (1: every pod drawn)"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     a = parser.parse_args(argv)
     try:
@@ -424,11 +475,14 @@ def main(argv: list[str]) -> int:
         parser.error(f"--nodes: {a.nodes} must be within 1..99 (every node evaluated)")
     if a.running < 0 or a.pending < 1:
         parser.error("--running must be >= 0 and --pending >= 1")
+    if a.replicas < 1:
+        parser.error(f"--replicas: {a.replicas} must be >= 1")
     reason = missing_binaries()
     if reason:
         print(f"bench.parity: {reason}", file=sys.stderr)
         return 2
     workdir = Path(tempfile.mkdtemp(prefix="parity-"))
+    paths: dict[str, float] = {}
     try:
         with ControlPlane.start(workdir / "cp", controller_manager=False) as cp:
             rows = run_seeds(
@@ -440,12 +494,18 @@ def main(argv: list[str]) -> int:
                 pending=a.pending,
                 batching=a.batching == "on",
                 config=a.config,
+                replicas=a.replicas,
+                paths=paths,
             )
     except (ControlPlaneError, RuntimeError) as exc:
         print(f"bench.parity: {exc} (logs in {workdir})", file=sys.stderr)
         return 1
     text, families = table(rows)
     print(text)
+    print(
+        "ours placed from batches: "
+        + (", ".join(f"{k} {v:.0f}" for k, v in paths.items()) or "none")
+    )
     for row in rows:
         if row["verdict"] != "agree":
             print(
@@ -465,6 +525,8 @@ def main(argv: list[str]) -> int:
         "pending": a.pending,
         "batching": a.batching,
         "config": a.config,
+        "replicas": a.replicas,
+        "ours_batched": paths,
         "kube_scheduler": "v1.37.2",
         "preemption": "disabled in both",
     }

@@ -9,6 +9,7 @@ the cluster alone, not on where a previous cycle stopped searching.
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +61,8 @@ OTHER_NAMESPACE = "parity-other"
 """Some running pods live here: affinity terms count them only when they name it."""
 SERVICE = "parity-front"
 SERVICE_LABEL = {"svc": "front"}
+REPLICA_SET = "parity-workload"
+REPLICA_SET_LABEL = {"rs": "workload"}
 
 
 @dataclass
@@ -398,16 +401,74 @@ def _pending(
     return pod, families
 
 
-def build(seed: int, *, nodes: int, running: int, pending: int, scheduler: str) -> Case:
-    """The case of ``seed``: ``nodes`` nodes, ``running`` bound pods, ``pending`` pods."""
+def replica_set(namespace: str) -> tuple[str, dict[str, Any]]:
+    """(collection path, object) of the ReplicaSet that ``build(replicas=...)``'s workloads
+    name as their controller: kube's DefaultSelector then spreads them by its selector. At 0
+    replicas, and no controller-manager runs: nothing reconciles its pods."""
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": REPLICA_SET},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": dict(REPLICA_SET_LABEL)},
+            "template": {
+                "metadata": {"labels": dict(REPLICA_SET_LABEL)},
+                "spec": {"containers": [{"name": "main", "image": PAUSE}]},
+            },
+        },
+    }
+    return f"/apis/apps/v1/namespaces/{namespace}/replicasets", body
+
+
+def build(
+    seed: int,
+    *,
+    nodes: int,
+    running: int,
+    pending: int,
+    scheduler: str,
+    replicas: int = 1,
+    replica_set_uid: str | None = None,
+) -> Case:
+    """The case of ``seed``: ``nodes`` nodes, ``running`` bound pods, ``pending`` pods.
+
+    ``replicas`` > 1: the pending pods come as workloads, each drawn shape ``replicas``
+    times in a row (equal pods, as a Deployment's), half of the workloads owned by the
+    ReplicaSet whose uid is ``replica_set_uid`` (family ``replicaset``), so batching meets
+    runs of equal signatures. With 1 the cases are those of every earlier run."""
     if not 1 <= nodes < 100:
         raise ValueError(f"nodes: {nodes} must be within 1..99 (every node evaluated)")
     rng = random.Random(seed)
     made = [_node(rng, f"s{seed}-n{i:02d}", i) for i in range(nodes)]
     bound = [_running(rng, f"s{seed}-r{i:03d}", made) for i in range(running)]
     case = Case(seed, made, bound, [])
-    for i in range(pending):
+    i = 0
+    while i < pending:
         pod, families = _pending(rng, f"s{seed}-p{i:03d}", scheduler, seed, nodes)
-        case.pending.append(pod)
-        case.families[pod["metadata"]["name"]] = families
+        copies = min(replicas, pending - i)
+        if replicas > 1 and replica_set_uid is not None and rng.random() < 0.5:
+            _own(pod, replica_set_uid)
+            families = [*families, "replicaset"]
+        for j in range(copies):
+            replica = json.loads(json.dumps(pod)) if j else pod
+            replica["metadata"]["name"] = f"s{seed}-p{i:03d}"
+            case.pending.append(replica)
+            case.families[replica["metadata"]["name"]] = families
+            i += 1
     return case
+
+
+def _own(pod: dict[str, Any], uid: str) -> None:
+    """``pod`` becomes a pod of the ReplicaSet :func:`replica_set` made."""
+    pod["metadata"]["labels"].update(REPLICA_SET_LABEL)
+    pod["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": REPLICA_SET,
+            "uid": uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
