@@ -2,10 +2,10 @@
 and with ours on the real API server; agreement per feature family.
 
 ``python -m bench.parity [--seeds 0-9] [--nodes 16] [--running 30] [--pending 80]
-[--config default|list] [--batching off|on] [--replicas 1] [--out PATH]`` prints the agreement per feature
-family and every disagreement (with kube's per-plugin scores next to ours, replayed by
-:mod:`bench.parity_explain`) and writes ``bench/results/parity.json``. docs/fidelity.md has
-the method and the figures.
+[--config default|list] [--batching off|on] [--replicas 1] [--out PATH]`` prints the
+agreement per feature family and every disagreement (with kube's per-plugin scores next to
+ours, replayed by :mod:`bench.parity_explain`) and writes ``bench/results/parity.json``.
+docs/fidelity.md has the method and the figures.
 
 One control plane (etcd + kube-apiserver, no controller-manager) serves every seed. Per seed
 (cases from :mod:`bench.parity_cases`): create the nodes, then for each scheduler in turn
@@ -97,6 +97,8 @@ class Run:
     """pod → (the admitted pods bound when it was created, the admitted pod itself)."""
     paths: dict[str, float] = field(default_factory=dict)
     """ours only: pods placed per batched path (``hint``, ``exact``), from its /metrics."""
+    path_of: dict[str, str] = field(default_factory=dict)
+    """ours only: pod → the path of its decision (its ``pod_bound`` log line)."""
 
 
 def _config(kind: str, *, kube: bool, kubeconfig: Path | None = None) -> dict[str, Any]:
@@ -167,7 +169,9 @@ class Harness:
             config.write_text(yaml.safe_dump(_config(self.config, kube=False)))
             cmd = [sys.executable, "-m", "scheduler", "run", "--kubeconfig"]
             cmd += [str(self.cp.scheduler_kubeconfig), "--config", str(config)]
-            cmd += ["--batching", "all" if self.batching else "off", "--log-level", "warning"]
+            # info: a pod_bound line per pod names its path (full, hint, exact)
+            cmd += ["--batching", "all" if self.batching else "off", "--log-level", "info"]
+            cmd += ["--logging-format", "json"]
             cmd += ["--metrics-addr", f"127.0.0.1:{port}"]
             ready = f"http://127.0.0.1:{port}/readyz"
             self.metrics_url = f"http://127.0.0.1:{port}/metrics"
@@ -257,6 +261,8 @@ class Harness:
         finally:
             stop(proc)
         self.clear()
+        if which == "ours":
+            result.path_of = _bound_paths(log.read_text(errors="replace"))
         if which == "kube":
             text = log.read_text(errors="replace")
             result.scores = parse_scores(text)
@@ -264,6 +270,22 @@ class Harness:
                 node = result.plugin_scores.setdefault(m["pod"], {}).setdefault(m["node"], {})
                 node[m["plugin"]] = int(m["score"])
         return result
+
+
+def _bound_paths(log: str) -> dict[str, str]:
+    """pod name → path, from our JSON ``pod_bound`` lines (the last one wins: a pod moved
+    onto kube's node is bound by the harness, not by us)."""
+    out: dict[str, str] = {}
+    for line in log.splitlines():
+        if '"pod_bound"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if record.get("event") == "pod_bound":
+            out[str(record["pod"]).rsplit("/", 1)[-1]] = str(record["path"])
+    return out
 
 
 def _batched_paths(url: str) -> dict[str, float]:
@@ -345,6 +367,7 @@ def compare(case: Case, kube: Run, ours: Run) -> list[dict[str, Any]]:
                 "kube": k.node or k.message,
                 "ours": o.node or o.message,
                 "kube_tied_best": tied,
+                "ours_path": ours.path_of.get(name),
             }
         )
         if verdict != "agree":
@@ -372,7 +395,8 @@ def table(rows: list[dict[str, Any]]) -> tuple[str, dict[str, dict[str, int]]]:
     """Agreement per family (``all`` counts every pod once)."""
     families: dict[str, dict[str, int]] = {}
     for row in rows:
-        for family in ["all", *row["families"]]:
+        path = [f"path:{row['ours_path']}"] if row.get("ours_path") else []
+        for family in ["all", *row["families"], *path]:
             counts = families.setdefault(family, dict.fromkeys(COUNTS, 0))
             counts["pods"] += 1
             counts["agree"] += row["verdict"] == "agree"
@@ -384,7 +408,8 @@ def table(rows: list[dict[str, Any]]) -> tuple[str, dict[str, dict[str, int]]]:
         f"{'family':<24} {'pods':>5} {'unsched':>7} {'tied':>5} {'other':>5} {'agree':>6} "
         f"{'%':>7}  disagreements",
     ]
-    for family in ["all", *parity_cases.FAMILIES, "replicaset"]:
+    paths = [f"path:{p}" for p in ("full", "hint", "exact")]
+    for family in ["all", *parity_cases.FAMILIES, "replicaset", *paths]:
         c = families.get(family)
         if not c:
             continue
