@@ -22,6 +22,7 @@ def _record(scheduler: str, config: str, pods_per_s: float, hint_used: int) -> d
         "apiserver_cpu_s_per_1000_pods": 4.0,
         "peak_rss_mb": 100.0,
         "batch_attempts": {"hint_used": hint_used},
+        "exact_batch": {"placed": 7} if scheduler == "ours-on" else {},
     }
 
 
@@ -38,7 +39,7 @@ def test_lead_table_gives_ours_on_against_kube_on_and_the_ceiling() -> None:
     body = [line for line in rows if line.startswith("| one-pod")]
     assert body == [
         "| one-pod-per-node | 500 | default | 300 | 200 | 1.50x | 75% | 2.50 / 1.25 "
-        "| 495 / 0 of 500 |",
+        "| 495 / 0 of 500 | 7 |",
         "| one-pod-per-node | 500 | list | 250 | 500 | 0.50x | 62% | 2.50 / 1.25 "
-        "| 496 / 497 of 500 |",
+        "| 496 / 497 of 500 | 7 |",
     ]
