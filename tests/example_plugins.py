@@ -30,14 +30,29 @@ CONFIG = {
 }
 
 
+ENTRY_POINTS = frozenset({"DrainGuard", "PreferLabeled", "Gang"})
+"""The example package's plugins: an older install without one of them is reinstalled."""
+
+
 def ensure_installed() -> None:
-    """pip-install examples/plugins unless it is installed (a fresh clone's ``make test``);
-    no build isolation, so no index is needed: the venv's setuptools builds it."""
+    """pip-install examples/plugins unless it is installed with every plugin (a fresh
+    clone's ``make test``); no build isolation, so no index is needed: the venv's
+    setuptools builds it."""
     try:
-        metadata.distribution(DISTRIBUTION)
+        registered = {ep.name for ep in metadata.distribution(DISTRIBUTION).entry_points}
     except metadata.PackageNotFoundError:
+        registered = set()
+    if ENTRY_POINTS - registered:
         subprocess.run(
-            [sys.executable, "-m", "pip", "install", *_QUIET_LOCAL, str(EXAMPLE)],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                *_QUIET_LOCAL,
+                "--force-reinstall",
+                str(EXAMPLE),
+            ],
             check=True,
             capture_output=True,
             timeout=300,

@@ -16,14 +16,21 @@ EXPECTED = {
     "FilterPlugin",
     "Handle",
     "NormalizeScorePlugin",
+    "PermitPlugin",
     "Plugin",
     "PluginArgs",
+    "PostBindPlugin",
+    "PreBindPlugin",
+    "PreEnqueuePlugin",
     "PreFilterPlugin",
     "PreScorePlugin",
+    "ReservePlugin",
     "ScorePlugin",
+    "ServiceKey",
     "SignPlugin",
     "StateKey",
     "Status",
+    "WaitingPod",
 }
 
 

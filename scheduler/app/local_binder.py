@@ -1,5 +1,6 @@
 """Binding without an API server: the BindDispatcher of ``simulate``, the benchmarks and the
-unit tests, and the loop that runs the queue down through the cycle.
+unit tests, the volume binder VolumeBinding's PreBind writes through there, and the loop
+that runs the queue down through the cycle.
 
 With an in-memory binder a decision's bind ends within ``schedule_one`` (or when a test
 says so), so a run needs no event loop: :func:`attempt_queued` pops and schedules
@@ -9,11 +10,12 @@ whatever is queued, one pod after another.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.ports import BindResult
+from scheduler.framework import status as st
+from scheduler.plugins.volume_binding import VOLUME_BINDER
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -36,20 +38,49 @@ def commit_volumes(handlers: EventHandlers, plan: PodVolumes, node: str) -> None
         handlers.on_object(dataclasses.replace(pvc, selected_node=node), pvc)
 
 
-@dataclass
+class LocalVolumeBinder:
+    """VolumeBinding's volume binder offline (``plugins.volume_binding.VolumeBinderPort``):
+    PreBind's writes are completed at once, as the PV controller would complete them
+    (:func:`commit_volumes`)."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+
+    def bind_pod_volumes(
+        self, pod: Pod, node_name: str, plan: PodVolumes, *, timeout: float
+    ) -> st.Status:
+        commit_volumes(EventHandlers(self.scheduler), plan, node_name)
+        return st.SUCCESS
+
+
 class LocalBinder:
-    """A BindDispatcher that binds in memory. A successful bind commits the pod's volume
-    plan (:func:`commit_volumes`) and then confirms the assumed pod in the cache, as the
-    PV controller and the watch (through the event handlers) would.
+    """A BindDispatcher that binds in memory and confirms the assumed pod in the cache, as
+    the watch (through the event handlers) would.
 
     ``auto``: every bind succeeds at once, inside ``dispatch``. Otherwise binds wait in
     ``pending`` until the caller ends each with :meth:`finish` and the result it wants
     (a test of bind failures, or of what happens while a bind is in flight).
-    ``scheduler`` is set once the scheduler built with this binder exists."""
+    ``scheduler`` is set once the scheduler built with this binder exists; setting it lends
+    its profiles a :class:`LocalVolumeBinder` (unless they have a volume binder already)."""
 
-    auto: bool = True
-    scheduler: Scheduler | None = None
-    pending: list[tuple[BindRequest, BindDone]] = field(default_factory=list)
+    def __init__(self, auto: bool = True) -> None:
+        self.auto = auto
+        self.pending: list[tuple[BindRequest, BindDone]] = []
+        self._scheduler: Scheduler | None = None
+
+    @property
+    def scheduler(self) -> Scheduler | None:
+        return self._scheduler
+
+    @scheduler.setter
+    def scheduler(self, scheduler: Scheduler | None) -> None:
+        self._scheduler = scheduler
+        if scheduler is None:
+            return
+        volumes = LocalVolumeBinder(scheduler)
+        for profile in scheduler.profiles.values():
+            if profile.service(VOLUME_BINDER) is None:
+                profile.provide(VOLUME_BINDER, volumes)
 
     def dispatch(self, request: BindRequest, done: BindDone) -> None:
         if self.auto:
@@ -61,15 +92,11 @@ class LocalBinder:
         self, request: BindRequest, done: BindDone, result: BindResult, message: str = ""
     ) -> None:
         """End a bind with ``result``: the cycle hears of it through ``done``."""
-        if self.scheduler is None:
+        if self._scheduler is None:
             raise RuntimeError("LocalBinder.scheduler is not set: nothing to confirm the bind")
-        bound = result is BindResult.BOUND
-        handlers = EventHandlers(self.scheduler)
-        if bound and request.volumes is not None:
-            commit_volumes(handlers, request.volumes, request.node)
         done(request, result, message)
-        if bound:  # the watch's confirmation (an assigned pod: ASSIGNED_POD_ADD, as in run)
-            handlers.on_pod(request.pod)
+        if result is BindResult.BOUND:  # the watch's confirmation (ASSIGNED_POD_ADD, as in run)
+            EventHandlers(self._scheduler).on_pod(request.pod)
 
 
 def attempt_queued(scheduler: Scheduler) -> Iterator[tuple[Pod, str | None]]:

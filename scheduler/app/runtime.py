@@ -12,7 +12,9 @@ Graceful shutdown (SIGTERM/SIGINT, or :meth:`Runtime.stop`), in this order, beca
 step needs the ones after it still running:
 
 1. stop the scheduling loop and the flushes: no new decisions, nothing newly assumed;
-2. drain the binder (up to ``shutdown_timeout``): each bind in flight finishes and is
+2. give up the pods waiting at Permit and the PreBinds in flight (each unreserved,
+   forgotten and requeued), then drain the binder (up to ``shutdown_timeout``): each bind
+   in flight finishes and is
    confirmed, or is cancelled and its assumption forgotten — nothing stays half-assumed;
    then the preemptor: evictions already decided are written;
 3. release the lease, so a follower takes over without waiting for it to expire;
@@ -49,13 +51,9 @@ from scheduler.kube.delegated_auth import DelegatedAuth, connect
 from scheduler.kube.leader import LeaderElector, default_identity
 from scheduler.kube.preemption import ApiPreemptor
 from scheduler.kube.reporter import Reporter
-from scheduler.kube.volume_binder import (
-    PreBindingDispatcher,
-    VolumeBinder,
-    bind_timeout,
-    node_labels_in,
-)
+from scheduler.kube.volume_binder import VolumeBinder, node_labels_in
 from scheduler.metrics import Metrics
+from scheduler.plugins.volume_binding import VOLUME_BINDER
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine, Mapping
@@ -147,18 +145,14 @@ class Runtime:
                 registry=self.registry,
             )
             self.scheduler = scheduler
-            # VolumeBinding's PreBind runs before the Binding: the scheduler binds through it.
-            prebind = PreBindingDispatcher(
-                binder,
-                VolumeBinder(
-                    client,
-                    scheduler.cluster.volumes,
-                    timeout=bind_timeout(scheduler.profiles.values()),
-                ),
-                plan_of=lambda request: request.volumes,
+            # VolumeBinding's PreBind writes the volume bindings through this port.
+            volume_binder = VolumeBinder(
+                client,
+                scheduler.cluster.volumes,
                 node_labels=node_labels_in(scheduler.cluster.snapshot),
             )
-            scheduler.binder = prebind
+            for profile in scheduler.profiles.values():
+                profile.provide(VOLUME_BINDER, volume_binder)
             controller = Controller(
                 EventHandlers(scheduler),
                 client,
@@ -231,8 +225,10 @@ class Runtime:
                 signals.cancel()
                 # 1. No new decisions.
                 await _cancel(looping, flushing)
-                # 2. Binds in flight finish, or are cancelled and forgotten.
-                await prebind.drain(settings.shutdown_timeout)  # the Binder's too
+                # 2. Pods waiting at Permit and PreBinds in flight are given up (unreserved,
+                # forgotten); binds in flight finish, or are cancelled and forgotten.
+                await scheduler.binding.drain()
+                await binder.drain(settings.shutdown_timeout)
                 await binder.close()
                 # ... and so do the evictions of preemptions already decided.
                 await preemptor.drain(settings.shutdown_timeout)

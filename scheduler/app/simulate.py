@@ -28,10 +28,15 @@ StorageClasses, PVs, claims and CSINodes (the volume plugins), and its PodDisrup
 (preemption's choice of victims). PriorityClasses are ignored: admission has already written
 ``spec.priority`` into every pod of a snapshot.
 
-Volumes: there is no PV controller offline, so the binder plays its part when it binds a
-pod whose VolumeBinding Reserve planned bindings (:func:`commit_volumes`): a PV chosen for
-a claim is bound to it both ways, and a claim to provision keeps its selected node as if
-a provisioner had made a volume there. Later pods see those bindings.
+Volumes: there is no PV controller offline, so the volume binder VolumeBinding's PreBind
+writes through plays its part (``app.local_binder.LocalVolumeBinder``,
+:func:`commit_volumes`): a PV chosen for a claim is bound to it both ways, and a claim to
+provision keeps its selected node as if a provisioner had made a volume there. Later pods
+see those bindings.
+
+Permit: no timer runs offline, so a pod a Permit plugin still holds when the run ends is
+rejected as its timeout would reject it (``rejected due to timeout after waiting …``): its
+row has no node and that reason.
 """
 
 from __future__ import annotations
@@ -164,6 +169,9 @@ def simulate(
         scheduler.queue.on_cluster_event(ClusterEvent.ASSIGNED_POD_DELETE)
         clock.advance(config.pod_max_backoff_seconds + 1.0)
         scheduler.queue.flush()
+    for key in _expire_waiting(scheduler):
+        if key in rows:
+            rows[key].update(node=None, reason=reporter.reasons.get(key))
     wall = time.perf_counter() - started
     placements = [_final(row, evictor) for row in rows.values()]
     placements += [_gated(pod) for pod in snapshot.pending if pod.scheduling_gates]
@@ -194,6 +202,15 @@ def simulate(
             },
         },
     }
+
+
+def _expire_waiting(scheduler: Scheduler) -> list[str]:
+    """Reject every pod still waiting at Permit as its timeout would; their keys."""
+    held = [w for p in scheduler.profiles.values() for w in list(p.binding.waiting.values())]
+    for waiting in held:
+        waiting.expire()
+    scheduler.binding.run_decided()
+    return [waiting.pod.key for waiting in held]
 
 
 def _final(row: dict[str, Any], evictor: _Evictor) -> dict[str, Any]:

@@ -6,8 +6,9 @@ queue, and which unschedulable pods it may help (``ClusterEvent``).
 
 Pods:
 
-* **deleted** → dropped from the queue and the cache; an assigned pod that held resources
-  wakes unschedulable pods (``ASSIGNED_POD_DELETE``);
+* **deleted** → dropped from the queue and the cache, and rejected if it waits at Permit
+  (as kube's RejectWaitingPod); an assigned pod that held resources wakes unschedulable pods
+  (``ASSIGNED_POD_DELETE``);
 * **assigned** (``spec.nodeName`` set, by anyone) → upserted into the cache; one that is new
   to the cache (or was only assumed by us) is ``ASSIGNED_POD_ADD``; one that finished
   (Succeeded/Failed) leaves the cache: ``ASSIGNED_POD_DELETE``; an update of a cached one
@@ -15,12 +16,14 @@ Pods:
   ``ASSIGNED_POD_LABEL_UPDATE`` for new labels, ``ASSIGNED_POD_SCALE_DOWN`` for a request
   that shrank or went (an in-place resize), both when both; status-only updates raise
   nothing;
-* **pending and ours** → signed and queued, unless it is gated (``spec.schedulingGates``),
-  terminating or terminal, which drops it from the queue. A queued pod whose update changes
-  nothing the scheduler reads (status-only updates such as our own ``PodScheduled=False``
-  patch) keeps its place and pool: re-activating it would retry an unschedulable pod on
-  every condition patch (kube's ``isPodUpdated``). A pod we assumed is not queued again: its
-  pending event only means the watch has not caught up with our bind yet;
+* **pending and ours** → signed and queued, unless it is terminating or terminal, which drops
+  it from the queue, or a PreEnqueue plugin of its profile refuses it (SchedulingGates: it
+  has ``spec.schedulingGates``), which keeps it out, gated, until an update. A queued pod
+  whose update changes nothing the scheduler reads (status-only updates such as our own
+  ``PodScheduled=False`` patch) keeps its place and pool: re-activating it would retry an
+  unschedulable pod on every condition patch (kube's ``isPodUpdated``). A pod we assumed is
+  not queued again: its pending event only means the watch has not caught up with our bind
+  yet;
 * **pending, not ours** → ignored.
 
 Nodes: added → ``NODE_ADD``; changed → ``NODE_UPDATE``, but only when something the
@@ -132,6 +135,7 @@ class EventHandlers:
     def on_pod_deleted(self, uid: Uid) -> None:
         """The pod is gone from the API: drop it from the queue and the cache."""
         self.queue.delete(uid)
+        self.scheduler.reject_waiting_pod(uid)
         # An assumed pod goes too (its bind then ends in a 404, a no-op forget): either way
         # its resources are free now, which may help an unschedulable pod.
         if self.cluster.remove_pod(uid) is not None:
@@ -171,12 +175,12 @@ class EventHandlers:
         if not scheduler.owns(pod):
             return False
         assumed = self.cluster.is_assumed(pod.uid)
-        if pod.deleting or pod.terminal or pod.scheduling_gates:
-            # Not schedulable now; a gated pod comes back with the update that ungates it.
-            if pod.scheduling_gates and not (pod.deleting or pod.terminal):
-                self.queue.gate(pod.uid)
-            else:
-                self.queue.delete(pod.uid)
+        if pod.deleting or pod.terminal:
+            self.queue.delete(pod.uid)
+            return assumed
+        if not scheduler.pre_enqueue(pod).is_success:
+            # Gated (kube's PreEnqueue): it comes back with an update that a plugin passes.
+            self.queue.gate(pod.uid)
             return assumed
         queued = self.queue.get(pod.uid)
         if queued is not None and _same_for_scheduling(queued.pod, pod):

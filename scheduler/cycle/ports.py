@@ -7,14 +7,15 @@ Handle/Bind): dispatching a bind, reporting outcomes, and carrying out a preempt
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from scheduler.framework.cycle_state import CycleState
 
 if TYPE_CHECKING:
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
-    from scheduler.plugins.volume_binding import PodVolumes
     from scheduler.queueing.scheduling_queue import QueuedPodInfo
 
 
@@ -37,8 +38,9 @@ class BindRequest:
     profile: str
     cycle: int
     started: float
-    volumes: PodVolumes | None = None
-    """What VolumeBinding's Reserve planned: PreBind writes it before the Binding."""
+    state: CycleState = field(default_factory=CycleState)
+    """The pod's CycleState after Reserve and Permit, which PreBind, PostBind and Unreserve
+    read (its own clone: no other pod writes it)."""
     path: str = ""
     """How the node was found (``DecisionPath``), for the ``pod_bound`` line."""
     evaluated: int = 0

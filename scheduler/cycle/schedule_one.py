@@ -8,8 +8,13 @@ cannot change under it (cache/snapshot.py). Its steps:
    scoring. The cycle number passed to the batch is the scheduler's (one counter for all
    profiles, as kube's), so another profile's pod in between breaks a batch.
 2. Otherwise (or the recheck failed): a full pass (framework/profile.py).
-3. Chosen node: assume the pod there (the next cycle sees it) and dispatch the bind; the
-   leftover ranking becomes batch state. No node: PostFilter (DefaultPreemption) may
+3. Chosen node: the leftover ranking becomes batch state; the pod is assumed there (the
+   next cycle sees it), reserved (Reserve) and permitted (Permit), then handed to its
+   binding cycle (cycle/binding_cycle.py: WaitOnPermit, PreBind, Bind, PostBind). A
+   rejection at Reserve or Permit unreserves and forgets it and requeues it as
+   unschedulable (``0/1 nodes are available: …``, no PostFilter), an error with backoff. A
+   pod told to wait at Permit ends the batch state (it is no batch's last success until
+   allowed). No node: PostFilter (DefaultPreemption) may
    nominate a node and name victims: the nomination is recorded at once (the queue's
    nominator: lower-priority pods leave room there from the next cycle on) and the
    ``Preemptor`` port evicts the victims and patches ``status.nominatedNodeName``. Either
@@ -19,10 +24,10 @@ cannot change under it (cache/snapshot.py). Its steps:
    the watch shows the victims terminating or gone, the queue holds it back (kube's
    DefaultPreemption PreEnqueue): scheduled again earlier, it would see its victims still
    running and preempt on a second node.
-4. Bind ended (``bind_finished``): success → ``Scheduled`` event, the assumption waits for
-   the watch to confirm it; conflict (409, bound by someone else) → forget, not retried;
-   gone (404) → forget; other errors → forget, invalidate batch state, retry with backoff,
-   nomination cleared (kube's clearNominatedNode).
+4. The binding cycle's outcome (cycle/binding_cycle.py): bound → ``Scheduled`` event, the
+   assumption waits for the watch to confirm it; conflict (409, bound by someone else) →
+   forget, not retried; gone (404) → forget; other errors → Unreserve, forget, invalidate
+   batch state, retry with backoff, nomination cleared (kube's clearNominatedNode).
 """
 
 from __future__ import annotations
@@ -36,23 +41,23 @@ from scheduler import logs
 from scheduler.batching.batch import OpportunisticBatch
 from scheduler.batching.exact import ExactBatch, exact_capable
 from scheduler.batching.signature import OPTED_OUT, BatchingMode, Signer, is_exact
+from scheduler.cycle.binding_cycle import BindingCycles
 from scheduler.cycle.counts import CycleCounts
-from scheduler.cycle.decision_log import log_decision, signature_digest
-from scheduler.cycle.ports import BindRequest, BindResult, NoPreemptor, TrackedPreemptor
+from scheduler.cycle.decision_log import log_decision
+from scheduler.cycle.ports import BindRequest, NoPreemptor, TrackedPreemptor
 from scheduler.cycle.verification import Verifier
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.diagnosis import FitError, SchedulingError
-from scheduler.framework.events import ClusterEvent, wake_table
+from scheduler.framework.diagnosis import Diagnosis, FitError, SchedulingError
+from scheduler.framework.events import wake_table
 from scheduler.framework.profile import ScheduleResult
 from scheduler.metrics.labels import DecisionPath, DivergenceKind, Result
 from scheduler.plugins import names
-from scheduler.plugins.volume_binding import VolumeBinding
-from scheduler.queueing.scheduling_queue import Pool
 
 if TYPE_CHECKING:
     from scheduler.cache.cluster_state import ClusterState
     from scheduler.clock import Clock
     from scheduler.cycle.ports import BindDispatcher, Preemptor, Reporter
+    from scheduler.framework import status as st
     from scheduler.framework.profile import ObservePlugin, ObservePoint, Outcome, Profile
     from scheduler.metrics import Metrics
     from scheduler.model.keys import Uid
@@ -87,7 +92,7 @@ class Decision:
     outcome: Outcome
     path: DecisionPath
     state: CycleState
-    """The CycleState Reserve and PostFilter continue with."""
+    """The CycleState PostFilter, and (cloned) Reserve and the binding cycle, continue with."""
     hinted: str | None
     """The node the batch hinted (None: no hint), used or not."""
 
@@ -114,13 +119,8 @@ class Scheduler:
         self.profiles = profiles
         self.clock = clock
         self.binder = binder
-        self.volume_binding: dict[str, VolumeBinding] = {
-            name: plugin
-            for name, profile in profiles.items()
-            for plugin in profile.plugins
-            if isinstance(plugin, VolumeBinding)
-        }
-        """Each profile's VolumeBinding: Reserve assumes its volumes, PreBind writes them."""
+        self.binding = BindingCycles(self)
+        """The binding cycles of assumed pods (Permit waits, PreBind, Bind, PostBind)."""
         self.reporter = reporter
         self.preemptor: Preemptor = preemptor or NoPreemptor()
         self._tracked = preemptor if isinstance(preemptor, TrackedPreemptor) else None
@@ -173,6 +173,15 @@ class Scheduler:
 
     def owns(self, pod: Pod) -> bool:
         return pod.scheduler_name in self.profiles
+
+    def pre_enqueue(self, pod: Pod) -> st.Status:
+        """The pod's profile's PreEnqueue plugins (SchedulingGates): anything but SUCCESS
+        keeps it out of the queue, gated, until it changes."""
+        return self.profiles[pod.scheduler_name].binding.run_pre_enqueue(pod)
+
+    def reject_waiting_pod(self, uid: Uid) -> bool:
+        """The pod is gone: if it waits at Permit, reject it (kube does so on delete)."""
+        return any(profile.reject_waiting_pod(uid) for profile in self.profiles.values())
 
     def enqueue(self, pod: Pod) -> None:
         """A pending pod of ours: sign it once and queue it (again, if it changed). Called
@@ -243,6 +252,9 @@ class Scheduler:
             # Not recorded in the batch: the next pod's cycle is then not last + 1 (kube).
             log_decision(self, info, cycle, decision, elapsed)
             self._not_placed(info, outcome, elapsed, decision.state)
+        # Permit decisions this cycle took for other waiting pods (in run: the loop's next
+        # turn has done it already, or will; offline: now).
+        self.binding.run_decided()
         return outcome
 
     def _schedule_pod(self, info: QueuedPodInfo, cycle: int) -> Decision:
@@ -302,24 +314,30 @@ class Scheduler:
         elapsed: float,
         decision: Decision,
     ) -> None:
-        """Reserve, assume and dispatch the bind (kube's assume, Reserve, then the binding
-        cycle, which our BindDispatcher runs off the loop)."""
+        """Assume, Reserve and Permit (kube's assumeAndReserve and prepareForBindingCycle),
+        then hand the pod to its binding cycle, which runs off the loop."""
         pod = info.pod
         node = outcome.node.name
-        state = decision.state
-        volumes = None
-        binding = self.volume_binding.get(pod.scheduler_name)
-        if binding is not None:  # Reserve (kube: after assume; nothing awaits in between)
-            status = binding.reserve(state, pod, node)
-            if not status.is_success:
-                binding.unreserve(state, pod, node)
-                error = SchedulingError(pod.key, status.message())
-                self._not_placed(info, error, elapsed, state)
-                return
-            volumes = binding.bind_plan(state)
+        binding = self.profiles[pod.scheduler_name].binding
+        # The pod's own state from here on: what Reserve writes must not reach a state the
+        # exact batch shares between the pods of a signature.
+        state = decision.state.clone()
         self.queue.nominator.delete(pod.uid)  # placed: it needs no reservation any more
         self._preempting.pop(pod.uid, None)
         assumed = self.cluster.assume(pod, node)
+        status = binding.run_reserve(state, assumed, node)
+        waits: dict[str, float] = {}
+        if status.is_success:
+            status, waits = binding.run_permit(state, assumed, node)
+        if not (status.is_success or waits):
+            binding.run_unreserve(state, assumed, node)
+            self.cluster.forget(pod.uid)
+            self._end_batch(pod.scheduler_name)
+            failure = _not_permitted(pod, node, status)
+            self._not_placed(info, failure, elapsed, state, post_filter=False)
+            return
+        if waits:  # not a batch's last success until allowed: the batch state ends here
+            self._end_batch(pod.scheduler_name)
         self.metrics.observe_attempt(Result.SCHEDULED, pod.scheduler_name, elapsed)
         request = BindRequest(
             info=info,
@@ -328,12 +346,17 @@ class Scheduler:
             profile=pod.scheduler_name,
             cycle=cycle,
             started=self.clock.now(),
-            volumes=volumes,
+            state=state,
             path=decision.path,
             evaluated=outcome.evaluated,
             feasible=outcome.feasible,
         )
-        self.binder.dispatch(request, self.bind_finished)
+        self.binding.start(request, waits)
+
+    def _end_batch(self, profile: str) -> None:
+        batch = self.batches.get(profile)
+        if batch is not None:
+            batch.invalidate()
 
     def _not_placed(
         self,
@@ -341,15 +364,18 @@ class Scheduler:
         outcome: FitError | SchedulingError,
         elapsed: float,
         state: CycleState,
+        *,
+        post_filter: bool = True,
     ) -> None:
-        """kube's handleSchedulingFailure: PostFilter for a pod that fits nowhere, then
+        """kube's handleSchedulingFailure: PostFilter for a pod that fits nowhere (not for
+        one rejected at Reserve or Permit: kube's PostFilter runs before them), then
         requeue and report."""
         pod = info.pod
         if isinstance(outcome, FitError):
             message = outcome.message()
-            post_filter = self._post_filter(info, outcome, state)
-            if post_filter:
-                message = f"{message} {post_filter}"
+            extra = self._post_filter(info, outcome, state) if post_filter else ""
+            if extra:
+                message = f"{message} {extra}"
             pod = info.pod  # a nomination changed the queued copy
             self.metrics.observe_attempt(Result.UNSCHEDULABLE, pod.scheduler_name, elapsed)
             log.info(
@@ -365,7 +391,7 @@ class Scheduler:
         else:
             self.metrics.observe_attempt(Result.ERROR, pod.scheduler_name, elapsed)
             log.warning("scheduling_error", pod=pod.key, error=outcome.message)
-            self._clear_nomination(info)
+            self.clear_nomination(info)
             pod = info.pod
             self.queue.requeue_backoff(info)
             self.reporter.failed(pod, outcome.message)
@@ -379,7 +405,7 @@ class Scheduler:
         if fit.num_all_nodes == 0:
             # kube: no nodes is an error of its own, PostFilter does not run, and the
             # nomination is cleared (schedule_one.go, ErrNoNodesAvailable).
-            self._clear_nomination(info)
+            self.clear_nomination(info)
             return ""
         result = profile.run_post_filter(state, pod, fit)
         if profile.post_filter_plugins:
@@ -416,10 +442,10 @@ class Scheduler:
                         self._unnominate(queued)
                 self.preemptor.clear_nominated_node(lower)
         elif result.nominated_node == "":
-            self._clear_nomination(info)
+            self.clear_nomination(info)
         return result.status.message()
 
-    def _clear_nomination(self, info: QueuedPodInfo) -> None:
+    def clear_nomination(self, info: QueuedPodInfo) -> None:
         """Forget ``info``'s nomination, here and in the API (kube's clearNominatedNode)."""
         pod = info.pod
         if not (pod.nominated_node_name or self.queue.nominator.node_of(pod.uid)):
@@ -464,49 +490,14 @@ class Scheduler:
             self._preempting.pop(uid, None)
         self.queue.activate(uid)
 
-    # -- bind outcome (called by the BindDispatcher on the event loop) ------------------
 
-    def bind_finished(self, request: BindRequest, result: BindResult, message: str) -> None:
-        pod, info = request.pod, request.info
-        self.metrics.binds.labels(result=_BIND_LABEL[result]).inc()
-        self.metrics.bind_duration.observe(max(0.0, self.clock.now() - request.started))
-        if result is BindResult.BOUND:
-            self.queue.done(pod.uid)
-            log.info(
-                "pod_bound",
-                pod=pod.key,
-                node=request.node,
-                cycle=request.cycle,
-                path=request.path,
-                signature=signature_digest(info.signature),
-                evaluated=request.evaluated,
-                feasible=request.feasible,
-            )
-            self.metrics.pod_scheduling_attempts.observe(info.attempts)
-            if info.initial_attempt is not None:
-                self.metrics.pod_scheduling_sli_duration.labels(
-                    attempts=str(info.attempts)
-                ).observe(max(0.0, self.clock.now() - info.initial_attempt))
-            self.reporter.scheduled(pod, request.node)
-            return
-        self.cluster.forget(pod.uid)
-        # Its resources are free again (kube's handleBindingCycleError: AssignedPodDelete).
-        if self.queue.pending()[Pool.UNSCHEDULABLE]:
-            self.queue.on_cluster_event(ClusterEvent.ASSIGNED_POD_DELETE)
-        batch = self.batches.get(request.profile)
-        if batch is not None:
-            batch.invalidate()
-        if result in (BindResult.CONFLICT, BindResult.GONE):
-            # Bound by someone else, or deleted: nothing to retry (kube drops it too).
-            log.info("bind_dropped", pod=pod.key, node=request.node, result=result, error=message)
-            self.queue.done(pod.uid)
-            return
-        log.warning("bind_failed", pod=pod.key, node=request.node, error=message)
-        # kube's handleBindingCycleError: clearNominatedNode (the nominator entry went at
-        # assume; the queued copy and the API lose it too).
-        self._clear_nomination(info)
-        self.queue.requeue_backoff(info)
-        self.reporter.failed(pod, f"binding rejected: {message}")
+def _not_permitted(pod: Pod, node: str, status: st.Status) -> FitError | SchedulingError:
+    """A failure at Reserve or Permit as kube reports it: a rejection is a FitError on the
+    one node tried (``0/1 nodes are available: …``), anything else a scheduling error."""
+    if status.is_rejected:
+        diagnosis = Diagnosis(node_statuses={node: status}, unschedulable_plugins={status.plugin})
+        return FitError(pod.key, 1, diagnosis)
+    return SchedulingError(pod.key, status.message())
 
 
 def exact_signature(info: QueuedPodInfo) -> bool:
@@ -530,11 +521,3 @@ def _plugin_recorder(metrics: Metrics) -> ObservePlugin:
         histogram.labels(plugin=plugin, extension_point=point, status=status).observe(seconds)
 
     return observe
-
-
-_BIND_LABEL = {
-    BindResult.BOUND: "success",
-    BindResult.CONFLICT: "conflict",
-    BindResult.GONE: "conflict",
-    BindResult.ERROR: "error",
-}

@@ -1,8 +1,9 @@
 """The plugin contract and the runner (kube-scheduler's framework and runtime).
 
-The names below are the plugin-author surface: protocols for the extension points we run,
-Status and Code, CycleState with typed keys, the score bounds, and the cluster events a plugin
-declares for requeueing. A test pins ``__all__``.
+The names below are the plugin-author surface: protocols for the extension points we run
+(PreEnqueue through PostBind), Status and Code, CycleState with typed keys, the score bounds,
+the cluster events a plugin declares for requeueing, the pods waiting at Permit and the keys
+of the ports a Handle lends. A test pins ``__all__``.
 """
 
 from scheduler.framework.cycle_state import CycleState, StateKey
@@ -14,12 +15,19 @@ from scheduler.framework.interfaces import (
     FilterPlugin,
     Handle,
     NormalizeScorePlugin,
+    PermitPlugin,
     Plugin,
     PluginArgs,
+    PostBindPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
     PreFilterPlugin,
     PreScorePlugin,
+    ReservePlugin,
     ScorePlugin,
+    ServiceKey,
     SignPlugin,
+    WaitingPod,
 )
 from scheduler.framework.status import SKIP, SUCCESS, Code, Status
 
@@ -35,12 +43,19 @@ __all__ = [
     "FilterPlugin",
     "Handle",
     "NormalizeScorePlugin",
+    "PermitPlugin",
     "Plugin",
     "PluginArgs",
+    "PostBindPlugin",
+    "PreBindPlugin",
+    "PreEnqueuePlugin",
     "PreFilterPlugin",
     "PreScorePlugin",
+    "ReservePlugin",
     "ScorePlugin",
+    "ServiceKey",
     "SignPlugin",
     "StateKey",
     "Status",
+    "WaitingPod",
 ]

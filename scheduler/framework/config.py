@@ -61,10 +61,22 @@ __all__ = [
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 
-EXTENSION_POINTS = ("preFilter", "filter", "postFilter", "preScore", "score")
+EXTENSION_POINTS = (
+    "preEnqueue",
+    "preFilter",
+    "filter",
+    "postFilter",
+    "preScore",
+    "score",
+    "reserve",
+    "permit",
+    "preBind",
+    "postBind",
+)
 """Points that can be configured one by one besides ``multiPoint``."""
 
 DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = (
+    ("SchedulingGates", 0),
     ("NodeUnschedulable", 0),
     ("NodeName", 0),
     ("TaintToleration", 3),
@@ -84,7 +96,7 @@ DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = (
 """kube-scheduler's default profile (v1.35), minus plugins we do not implement, in its
 multiPoint order and with its score weights (DefaultPreemption runs at postFilter only)."""
 
-BUILT_IN = frozenset({"PrioritySort", "DefaultBinder", "SchedulingGates"})
+BUILT_IN = frozenset({"PrioritySort", "DefaultBinder"})
 """kube plugins whose job our queue and binder do: naming them is accepted and changes nothing."""
 UNSUPPORTED = frozenset(
     {
@@ -262,12 +274,6 @@ def _plugins(raw: object, path: str, extra: frozenset[str] = frozenset()) -> tup
             *EXTENSION_POINTS,
             "queueSort",
             "bind",
-            "postFilter",
-            "reserve",
-            "permit",
-            "preBind",
-            "postBind",
-            "preEnqueue",
             # kube v1.37's workload points: kube-scheduler writes them empty.
             "placementGenerate",
             "placementScore",
@@ -280,11 +286,6 @@ def _plugins(raw: object, path: str, extra: frozenset[str] = frozenset()) -> tup
     for point in (
         "queueSort",
         "bind",
-        "reserve",
-        "permit",
-        "preBind",
-        "postBind",
-        "preEnqueue",
         "placementGenerate",
         "placementScore",
         "podGroupPostFilter",

@@ -28,7 +28,7 @@ class StateKey(Generic[T]):
 
 
 class CycleState:
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "skip_filter_plugins", "skip_pre_bind_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
         self._data: dict[StateKey[Any], object] = {}
@@ -36,6 +36,8 @@ class CycleState:
         """Plugins whose PreFilter returned Skip: their Filter is not run this cycle."""
         self.skip_score_plugins: set[str] = set()
         """Plugins whose PreScore returned Skip: their Score is not run this cycle."""
+        self.skip_pre_bind_plugins: set[str] = set()
+        """Plugins whose PreBindPreFlight returned Skip: their PreBind is not run."""
 
     def write(self, key: StateKey[T], value: T) -> None:
         self._data[key] = value
@@ -49,4 +51,5 @@ class CycleState:
         other._data = dict(self._data)
         other.skip_filter_plugins = set(self.skip_filter_plugins)
         other.skip_score_plugins = set(self.skip_score_plugins)
+        other.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         return other

@@ -34,6 +34,11 @@ Contracts:
   PostFilter could not help; the pod is requeued as unschedulable either way.
 - ``sign_pod`` may wrap its fragment in ``ExactOnly``: the pod batches only on the exact
   path (``ExactDomainPlugin``, batching/exact.py), never on kube's hint and rescore.
+- ``pre_enqueue``, ``reserve``/``unreserve``, ``permit``, ``pre_bind_pre_flight``/``pre_bind``
+  and ``post_bind`` are kube's points around the bind; framework/binding_points.py runs them
+  (order, Status handling) and cycle/binding_cycle.py holds the binding cycle. A Permit plugin
+  may answer Wait; the pod is then a ``WaitingPod`` that any plugin can allow or reject
+  through the Handle (``get_waiting_pod``, ``iterate_over_waiting_pods``).
 - ``events_to_register`` (EnqueueExtensions, kube's EventsToRegister) names the cluster events
   that may make a pod this plugin rejected schedulable; the queue moves such a pod only on
   one of them. A plugin that can reject (PreFilter, Filter) should declare them: without it,
@@ -43,9 +48,9 @@ Contracts:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     import random
@@ -57,7 +62,10 @@ if TYPE_CHECKING:
     from scheduler.framework.events import ClusterEvent
     from scheduler.framework.profile import PreFilterResult
     from scheduler.framework.status import Status
+    from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
+
+T = TypeVar("T")
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -119,6 +127,22 @@ class Handle(Protocol):
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status:
         """Every Filter on ``node_info``, with the nominated pods' two passes."""
+        ...
+
+    def get_waiting_pod(self, uid: Uid) -> WaitingPod | None:
+        """The pod of ``uid`` if it waits at Permit in this profile."""
+        ...
+
+    def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None:
+        """``callback`` on each pod waiting at Permit in this profile."""
+        ...
+
+    def reject_waiting_pod(self, uid: Uid) -> bool:
+        """Reject the waiting pod of ``uid`` ("removed"); False when none waits."""
+        ...
+
+    def service(self, key: ServiceKey[T]) -> T | None:
+        """The port provided under ``key`` (None: none here, e.g. offline)."""
         ...
 
 
@@ -213,6 +237,88 @@ class EnqueueExtensions(Plugin, Protocol):
     def events_to_register(self) -> Collection[ClusterEvent]:
         """The events that may make a pod this plugin rejected schedulable."""
         ...
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: Pod) -> Status:
+        """Before the pod enters the queue: anything but SUCCESS keeps it out (gated) until
+        it changes. Cheap and pure: it runs in the watch's event handling."""
+        ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """The pod is assumed on ``node_name``: take what the plugin tracks for it. A
+        failure stops the pod's cycle; then ``unreserve`` runs for every Reserve plugin."""
+        ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Give back what ``reserve`` took; idempotent, and called even when this plugin's
+        ``reserve`` was not (a plugin before it failed)."""
+        ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]:
+        """SUCCESS, a rejection, or ``Status(Code.WAIT)`` with the longest wait in seconds
+        (the float; ignored otherwise): the pod is held, its resources assumed, until a
+        plugin allows or rejects it through the Handle's waiting pods."""
+        ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """SUCCESS when ``pre_bind`` has work for this pod, SKIP when not; cheap, no I/O."""
+        ...
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | Awaitable[Status]:
+        """Before the Binding: SUCCESS or a failure (the pod is unreserved and retried). It
+        may return an awaitable made by a port the Handle lends (``service``), never its own
+        coroutine: plugins stay synchronous."""
+        ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """The pod is bound (informational, e.g. to clean up)."""
+        ...
+
+
+class WaitingPod(Protocol):
+    """A pod held at Permit (kube's WaitingPod)."""
+
+    @property
+    def pod(self) -> Pod: ...
+
+    def pending_plugins(self) -> list[str]:
+        """The Permit plugins that have not allowed it yet."""
+        ...
+
+    def allow(self, plugin: str) -> None:
+        """``plugin`` allows it; once every waiting plugin has, the pod goes on to PreBind."""
+        ...
+
+    def reject(self, plugin: str, message: str) -> bool:
+        """Reject it (Unschedulable, ``message``); False when it was decided already."""
+        ...
+
+
+class ServiceKey(Generic[T]):
+    """A typed key for a port the composition root lends plugins (``Handle.service``), e.g.
+    VolumeBinding's volume binder: the plugin stays free of I/O, the port does it."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"ServiceKey({self.name!r})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,10 @@ totals → pick the top (ties at random). The cycle layer and batching also use 
 The Profile is the plugins' Handle: ``profile.snapshot`` is the live cluster view, valid for a
 cycle as long as the cycle does not await (see cache/snapshot.py).
 
+The points around the bind (PreEnqueue, Reserve, Permit, PreBind, PostBind) and the pods
+waiting at Permit are ``profile.binding`` (framework/binding_points.py); the Handle's
+``get_waiting_pod``, ``iterate_over_waiting_pods`` and ``service`` read them.
+
 Nominated pods: on a node with pods nominated to it, Filter runs twice (with and without
 them, on a detached copy of the node and a clone of the state kept current by the PreFilter
 extensions; see framework/nominated.py). A pod with a nominated node tries that node first
@@ -21,11 +25,12 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from scheduler.framework import nominated as nominated_pods
 from scheduler.framework import selection
 from scheduler.framework import status as st
+from scheduler.framework.binding_points import BindingPoints
 from scheduler.framework.config import ConfigError, PluginSpec, ProfileConfig
 from scheduler.framework.diagnosis import Diagnosis, FitError, SchedulingError
 from scheduler.framework.feasible import find_feasible, plugin_raised
@@ -52,8 +57,11 @@ if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.snapshot import Snapshot
     from scheduler.framework.cycle_state import CycleState
+    from scheduler.framework.interfaces import ServiceKey, WaitingPod
+    from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
 
+T = TypeVar("T")
 PluginFactory = Callable[[PluginArgs, "Profile"], Plugin]
 ObservePoint = Callable[[str, str, float], None]
 """(extension point, status label, seconds): how a full pass reports its timings."""
@@ -161,6 +169,8 @@ class Profile:
         self.score_plugins: list[WeightedScore] = []
         self.sign_plugins: list[SignPlugin] = []
         self.post_filter_plugins: list[PostFilterPlugin] = []
+        self.binding = BindingPoints(self)
+        """PreEnqueue, Reserve, Permit, PreBind and PostBind, and the pods waiting at Permit."""
         self.nominator: NominatedPods | None = None
         """Pods nominated to nodes (the queue's nominator, set by the owner); None: none."""
         for spec in plugins:
@@ -190,6 +200,7 @@ class Profile:
                 self.sign_plugins.append(plugin)
             if isinstance(plugin, PostFilterPlugin) and "postFilter" not in off:
                 self.post_filter_plugins.append(plugin)
+            self.binding.register(plugin, off)
 
     @property
     def snapshot(self) -> Snapshot:
@@ -199,6 +210,23 @@ class Profile:
     def rng(self) -> random.Random:
         """The random source that breaks this profile's ties (full passes and hints)."""
         return self.selector.rng
+
+    def get_waiting_pod(self, uid: Uid) -> WaitingPod | None:
+        return self.binding.waiting.get(uid)
+
+    def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None:
+        for waiting in list(self.binding.waiting.values()):  # a callback may end a wait
+            callback(waiting)
+
+    def reject_waiting_pod(self, uid: Uid) -> bool:
+        return self.binding.reject_waiting_pod(uid)
+
+    def service(self, key: ServiceKey[T]) -> T | None:
+        return self.binding.services.get(key)  # type: ignore[return-value]
+
+    def provide(self, key: ServiceKey[T], port: T) -> None:
+        """Lend plugins ``port`` under ``key`` (the composition root's wiring)."""
+        self.binding.services[key] = port
 
     # -- pieces --------------------------------------------------------------------------
 

@@ -19,6 +19,9 @@ class Code(IntEnum):
     """Does not fit now; preemption or a cluster change might help. Requeued by events."""
     UNSCHEDULABLE_AND_UNRESOLVABLE = 3
     """Does not fit and no preemption on this node can help (e.g. node affinity)."""
+    WAIT = 4
+    """From Permit: the pod is held, its assumption kept, until a plugin allows or rejects
+    it or the wait times out (framework/waiting_pods.py)."""
     SKIP = 5
     """From PreFilter/PreScore: the plugin has nothing to do for this pod; its
     Filter/Score are skipped for this cycle."""
@@ -29,6 +32,7 @@ CODE_LABELS = {
     Code.ERROR: "Error",
     Code.UNSCHEDULABLE: "Unschedulable",
     Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
     Code.SKIP: "Skip",
 }
 """kube's spelling of each code, as metrics label it (``status`` label values)."""

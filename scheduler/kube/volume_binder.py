@@ -1,4 +1,4 @@
-"""VolumeBinding's PreBind against the API: write the volume bindings, wait for them, then bind.
+"""VolumeBinding's volume binder against the API: write the volume bindings, wait for them.
 
 kube-scheduler's VolumeBinding PreBind (``BindPodVolumes``) runs before the pod's Binding
 is posted: for each static binding it writes the PV's ``claimRef`` (and the
@@ -9,14 +9,15 @@ a provisioner included, or fails after ``bindTimeoutSeconds`` (600 s by default)
 
 Here the writes are merge patches carrying the cached ``resourceVersion`` (a 409 when the
 object changed since, as kube's Update), and the wait reads ``cache.volumes``, which the
-watch keeps current. :class:`PreBindingDispatcher` wraps the Binder: a request whose
-plan is empty goes straight to it; the others get their volumes bound first, each in a
-worker of its own (``workers.WorkerPool``, unbounded), and a failure restores what Reserve
-assumed and ends the request as an error (the pod is requeued with backoff, as kube's
-PreBind failure).
+watch keeps current. :class:`VolumeBinder` is the port the plugin's PreBind calls
+(``plugins.volume_binding.VolumeBinderPort``, lent through the Handle by ``app.runtime``):
+``bind_pod_volumes`` returns a coroutine that the binding cycle awaits in a task of its own
+(cycle/binding_cycle.py), so a wait for the PV controller holds up no other pod. A failure
+is an Error status; the binding cycle then runs Unreserve (which restores what Reserve
+assumed) and retries the pod with backoff, as kube's PreBind failure.
 
-Neighbours: ``plugins.volume_binding`` (Reserve's plan), ``cache.volumes`` (assumed and
-API objects), ``binder`` (the Binding POST), ``workers``.
+Neighbours: ``plugins.volume_binding`` (Reserve's plan, the port), ``cache.volumes``
+(assumed and API objects).
 """
 
 from __future__ import annotations
@@ -26,30 +27,22 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from scheduler import logs
-from scheduler.cycle.ports import BindResult
-from scheduler.kube import errors, workers
+from scheduler.framework import status as st
+from scheduler.kube import errors
 from scheduler.model.volumes import ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE
-from scheduler.plugins.volume_binding import DEFAULT_BIND_TIMEOUT_SECONDS, VolumeBinding
+from scheduler.plugins.volume_binding import DEFAULT_BIND_TIMEOUT_SECONDS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Mapping
 
     from scheduler.cache.snapshot import Snapshot
     from scheduler.cache.volumes import Volumes
-    from scheduler.cycle.ports import BindDispatcher, BindDone, BindRequest
-    from scheduler.framework.profile import Profile
     from scheduler.kube.client import ApiClient
     from scheduler.model.pod import Pod
     from scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim
     from scheduler.plugins.volume_binding import PodVolumes
 
-__all__ = [
-    "PreBindingDispatcher",
-    "VolumeBinder",
-    "VolumeBindingError",
-    "bind_timeout",
-    "node_labels_in",
-]
+__all__ = ["VolumeBinder", "VolumeBindingError", "node_labels_in"]
 
 log = logs.get_logger(__name__)
 
@@ -57,17 +50,6 @@ PV_PATH = "/api/v1/persistentvolumes/{}"
 PVC_PATH = "/api/v1/namespaces/{}/persistentvolumeclaims/{}"
 DEFAULT_POLL_SECONDS = 0.2
 """kube polls every second; cache reads are cheap, so we look more often."""
-
-
-def bind_timeout(profiles: Iterable[Profile]) -> float:
-    """The longest ``bindTimeoutSeconds`` among the profiles' VolumeBinding plugins."""
-    timeouts = [
-        plugin.bind_timeout_seconds
-        for profile in profiles
-        for plugin in profile.plugins
-        if isinstance(plugin, VolumeBinding)
-    ]
-    return float(max(timeouts, default=DEFAULT_BIND_TIMEOUT_SECONDS))
 
 
 def node_labels_in(snapshot: Snapshot) -> Callable[[str], Mapping[str, str] | None]:
@@ -99,20 +81,50 @@ class VolumeBinder:
         api: ApiClient,
         volumes: Volumes,
         *,
-        timeout: float,
+        node_labels: Callable[[str], Mapping[str, str] | None] | None = None,
+        timeout: float = DEFAULT_BIND_TIMEOUT_SECONDS,
         poll: float = DEFAULT_POLL_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``node_labels``: a node's labels (None: the node is gone), e.g.
+        :func:`node_labels_in`; ``timeout``: the wait when the caller names none."""
         self.api = api
         self.volumes = volumes
+        self.node_labels = node_labels or (lambda _name: None)
         self.timeout = timeout
         self.poll = poll
         self.clock = clock
 
+    async def bind_pod_volumes(
+        self,
+        pod: Pod,
+        node_name: str,
+        plan: PodVolumes,
+        *,
+        timeout: float,  # noqa: ASYNC109 - the port's API
+    ) -> st.Status:
+        """The port's call: :meth:`bind` for the node's labels; an Error status on failure."""
+        labels = self.node_labels(node_name)
+        try:
+            if labels is None:
+                raise VolumeBindingError(f'failed to get node "{node_name}": not found')
+            await self.bind(pod, node_name, labels, plan, timeout=timeout)
+        except VolumeBindingError as exc:
+            log.info("volume_binding_failed", pod=pod.key, node=node_name, error=str(exc))
+            return st.error(str(exc))
+        return st.SUCCESS
+
     async def bind(
-        self, pod: Pod, node: str, node_labels: Mapping[str, str], plan: PodVolumes
+        self,
+        pod: Pod,
+        node: str,
+        node_labels: Mapping[str, str],
+        plan: PodVolumes,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - the port's API
     ) -> None:
-        """kube's BindPodVolumes: API writes, then wait; :class:`VolumeBindingError` on failure."""
+        """kube's BindPodVolumes: API writes, then wait up to ``timeout`` s (the binder's
+        own when None); :class:`VolumeBindingError` on failure."""
         written: dict[str, int] = {}
         try:
             for pv, pvc in plan.static_bindings:
@@ -130,7 +142,7 @@ class VolumeBinder:
         except errors.ApiError as exc:
             raise VolumeBindingError(str(exc)) from exc
         log.debug("volume_bindings_written", pod=pod.key, node=node, objects=len(written))
-        deadline = self.clock() + self.timeout
+        deadline = self.clock() + (self.timeout if timeout is None else timeout)
         while not self._bound(node, node_labels, plan, written):
             if self.clock() >= deadline:
                 raise VolumeBindingError("binding volumes: timed out waiting for the condition")
@@ -191,10 +203,6 @@ class VolumeBinder:
                 return False
         return True
 
-    def restore(self, plan: PodVolumes) -> None:
-        """Drop what Reserve assumed (kube's revertAssumedPVs/PVCs)."""
-        plan.restore(self.volumes)
-
 
 def _rv(reply: Mapping[str, Any]) -> str:
     meta = reply.get("metadata")
@@ -228,95 +236,3 @@ def _selected_node_patch(pvc: PersistentVolumeClaim, node: str) -> dict[str, Any
             "annotations": {ANN_SELECTED_NODE: node},
         }
     }
-
-
-class PreBindingDispatcher:
-    """A ``BindDispatcher`` that runs VolumeBinding's PreBind before the inner Binder.
-
-    ``plan_of`` returns the request's volume plan (None: nothing to bind, the request goes
-    to ``inner`` at once); ``node_labels`` the labels of a node (None if it is gone)."""
-
-    def __init__(
-        self,
-        inner: BindDispatcher,
-        binder: VolumeBinder,
-        *,
-        plan_of: Callable[[BindRequest], PodVolumes | None],
-        node_labels: Callable[[str], Mapping[str, str] | None],
-    ) -> None:
-        self.inner = inner
-        self.binder = binder
-        self.plan_of = plan_of
-        self.node_labels = node_labels
-        # No bound, as kube runs each binding cycle in a goroutine of its own: a PreBind
-        # waits for the PV controller up to bindTimeoutSeconds, and a bounded pool would let
-        # such waits hold up the volume bindings behind them.
-        self._pool: workers.WorkerPool[_PreBind] = workers.WorkerPool(
-            "pre-bind", self._pre_bind, limit=None, describe=_describe
-        )
-
-    @property
-    def in_flight(self) -> int:
-        """Requests still binding their volumes (the inner Binder counts its own)."""
-        return self._pool.pending + self._pool.busy
-
-    def dispatch(self, request: BindRequest, done: BindDone) -> None:
-        plan = self.plan_of(request)
-        if plan is None or not (plan.static_bindings or plan.provisions):
-            self.inner.dispatch(request, done)
-            return
-        if not self._pool.submit((request, plan, done)):
-            self.binder.restore(plan)
-            _finish(request, done, BindResult.ERROR, "binder is shut down")
-
-    async def _pre_bind(self, job: _PreBind) -> None:
-        request, plan, done = job
-        labels = self.node_labels(request.node)
-        try:
-            if labels is None:
-                raise VolumeBindingError(f'failed to get node "{request.node}": not found')
-            await self.binder.bind(request.pod, request.node, labels, plan)
-        except VolumeBindingError as exc:
-            self.binder.restore(plan)
-            log.info(
-                "volume_binding_failed", pod=request.pod.key, node=request.node, error=str(exc)
-            )
-            _finish(request, done, BindResult.ERROR, str(exc))
-            return
-        except asyncio.CancelledError:
-            self.binder.restore(plan)
-            _finish(request, done, BindResult.ERROR, "volume binding cancelled")
-            raise
-        except Exception as exc:  # a bug must not leave the pod assumed forever
-            self.binder.restore(plan)
-            log.exception("volume_binding_crashed", pod=request.pod.key, node=request.node)
-            _finish(request, done, BindResult.ERROR, f"volume binding failed: {exc}")
-            return
-        self.inner.dispatch(request, done)
-
-    async def drain_pending(self) -> None:
-        """Wait until every dispatched request has passed its volume binding (tests)."""
-        await self._pool.drain(None)
-
-    async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109 - the port's API
-        """Cancel pending volume bindings (their pods are requeued) and refuse new ones, then
-        drain the Binder."""
-        for request, plan, done in await self._pool.stop():
-            self.binder.restore(plan)
-            _finish(request, done, BindResult.ERROR, "volume binding cancelled")
-        drain = getattr(self.inner, "drain", None)
-        return True if drain is None else bool(await drain(timeout))
-
-
-_PreBind = tuple["BindRequest", "PodVolumes", "BindDone"]
-
-
-def _describe(job: _PreBind) -> dict[str, object]:
-    return {"pod": job[0].pod.key, "node": job[0].node}
-
-
-def _finish(request: BindRequest, done: BindDone, result: BindResult, message: str) -> None:
-    try:
-        done(request, result, message)
-    except Exception:  # a bug in the caller must not kill the task silently
-        log.exception("bind_done_failed", pod=request.pod.key)

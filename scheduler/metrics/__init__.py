@@ -103,6 +103,13 @@ class Metrics:
             buckets=exponential_buckets(0.0001, 2, 12),
             registry=r,
         )
+        self.permit_wait_duration = Histogram(
+            "scheduler_permit_wait_duration_seconds",
+            "[BETA] Duration of waiting on permit.",
+            ["result"],
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
         # kube times each plugin call in a sample of cycles (pluginMetricsSamplePercent).
         self.plugin_execution_duration = Histogram(
             "scheduler_plugin_execution_duration_seconds",

@@ -19,6 +19,7 @@ from scheduler.plugins.node_resources_fit import NodeResourcesFit
 from scheduler.plugins.node_unschedulable import NodeUnschedulable
 from scheduler.plugins.node_volume_limits import NodeVolumeLimits
 from scheduler.plugins.pod_topology_spread import PodTopologySpread
+from scheduler.plugins.scheduling_gates import SchedulingGates
 from scheduler.plugins.taint_toleration import TaintToleration
 from scheduler.plugins.volume_binding import VolumeBinding
 from scheduler.plugins.volume_restrictions import VolumeRestrictions
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 def in_tree_registry() -> dict[str, PluginFactory]:
     """Plugin name (byte-for-byte kube-scheduler's) → factory(args, handle)."""
     return {
+        names.SCHEDULING_GATES: SchedulingGates,
         names.NODE_UNSCHEDULABLE: NodeUnschedulable,
         names.NODE_NAME: NodeName,
         names.TAINT_TOLERATION: TaintToleration,

@@ -29,8 +29,10 @@ VOLUME_RESTRICTIONS: Final = "VolumeRestrictions"
 NODE_VOLUME_LIMITS: Final = "NodeVolumeLimits"
 VOLUME_BINDING: Final = "VolumeBinding"
 VOLUME_ZONE: Final = "VolumeZone"
+SCHEDULING_GATES: Final = "SchedulingGates"
 
 IN_TREE: Final = (
+    SCHEDULING_GATES,
     NODE_UNSCHEDULABLE,
     NODE_NAME,
     TAINT_TOLERATION,

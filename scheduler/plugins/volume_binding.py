@@ -14,8 +14,10 @@ Port of kube-scheduler's plugins/volumebinding (v1.37) and its SchedulerVolumeBi
   fuller a node's chosen PVs would be, the lower (kube's default shape: 100 at 0 %, 0 at
   100 %). Dynamic provisions score 0: we do not watch CSIStorageCapacity.
 - Reserve assumes the bindings in ``cache.volumes`` (a PV's claimRef, a claim's
-  selected-node annotation), Unreserve restores them, and :meth:`VolumeBinding.bind_plan`
-  hands PreBind (``kube.volume_binder``) what to write before the pod is bound.
+  selected-node annotation) and keeps the plan in the pod's CycleState; Unreserve restores
+  them. PreBind hands the plan to the volume binder the Handle lends (:data:`VOLUME_BINDER`:
+  ``kube.volume_binder`` against the API, ``app.local_binder`` offline), which writes it
+  and waits for the PV controller; the plugin itself does no I/O.
 
 Not ported: in-tree → CSI translation of PVs (a PV's node affinity is read as written),
 CSIStorageCapacity checks (every node has enough), VolumeAttributesClass feature gates (on).
@@ -25,11 +27,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
 from scheduler.framework.events import ClusterEvent
+from scheduler.framework.interfaces import ServiceKey
 from scheduler.model.volumes import (
     CLAIM_LOST,
     NO_PROVISIONER,
@@ -41,7 +44,7 @@ from scheduler.plugins import names, plugin_args
 from scheduler.plugins.volume_helpers import not_found, not_owner, volumes_fragment
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Hashable, Mapping, Sequence
+    from collections.abc import Awaitable, Collection, Hashable, Mapping, Sequence
 
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.snapshot import Snapshot
@@ -81,11 +84,27 @@ class _State:
     delayed: tuple[PersistentVolumeClaim, ...] = ()
     by_node: dict[str, PodVolumes] = field(default_factory=dict)
     has_static_bindings: bool = False
-    plan: PodVolumes | None = None
-    """What Reserve assumed (None: every claim was bound, nothing to write)."""
 
 
 _KEY: Final[StateKey[_State]] = StateKey("PreFilter" + names.VOLUME_BINDING)
+_PLAN: Final[StateKey[PodVolumes]] = StateKey("Reserve" + names.VOLUME_BINDING)
+"""What Reserve assumed for the pod: written as a new value into the pod's own state (the
+PreFilter state may be shared by the pods of an exact batch)."""
+_NOTHING: Final = PodVolumes()
+
+
+class VolumeBinderPort(Protocol):
+    """What PreBind needs from outside: write ``plan`` for ``pod`` on ``node_name`` and wait
+    until the PV controller has bound it, at most ``timeout`` seconds (kube's
+    BindPodVolumes). Returns the Status, or an awaitable of it when it does I/O."""
+
+    def bind_pod_volumes(
+        self, pod: Pod, node_name: str, plan: PodVolumes, *, timeout: float
+    ) -> st.Status | Awaitable[st.Status]: ...
+
+
+VOLUME_BINDER: Final[ServiceKey[VolumeBinderPort]] = ServiceKey("VolumeBinder")
+"""The Handle's service the composition root provides for PreBind."""
 
 
 def delay_binding(volumes: Volumes, pvc: PersistentVolumeClaim) -> bool | str:
@@ -153,7 +172,8 @@ _EVENTS: Final = (ClusterEvent.NODE_ADD, ClusterEvent.NODE_UPDATE, ClusterEvent.
 
 
 class VolumeBinding:
-    """PreFilter, Filter, PreScore, Score, Reserve/Unreserve, Sign; see the module docstring.
+    """PreFilter, Filter, PreScore, Score, Reserve/Unreserve, PreBind, Sign; see the module
+    docstring.
 
     Args (``VolumeBindingArgs``): ``bindTimeoutSeconds`` (default 600), read by PreBind;
     ``shape`` only as kube's default (which kube-scheduler writes into its configuration), the
@@ -334,17 +354,17 @@ class VolumeBinding:
         total = sum(_utilization_score(req, cap) for req, cap in by_class.values())
         return math.floor(total / len(by_class) + 0.5)
 
-    # -- Reserve, Unreserve, PreBind's plan ---------------------------------------------------
+    # -- Reserve, Unreserve, PreBind --------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> st.Status:
         """kube's AssumePodVolumes: shadow the PVs and claims the binding will change."""
+        state.write(_PLAN, _NOTHING)
         data = state.read(_KEY)
         if data is None:
             return st.SUCCESS
         planned = data.by_node.get(node_name)
         volumes = self._handle.snapshot.volumes
         if planned is None or self._all_bound(volumes, pod):
-            data.plan = None
             return st.SUCCESS
         bindings: list[tuple[PersistentVolume, PersistentVolumeClaim]] = []
         provisions: list[PersistentVolumeClaim] = []
@@ -361,19 +381,35 @@ class VolumeBinding:
         except KeyError as exc:
             PodVolumes(tuple(bindings), tuple(provisions)).restore(volumes)
             return st.error(str(exc))
-        data.plan = PodVolumes(tuple(bindings), tuple(provisions))
+        state.write(_PLAN, PodVolumes(tuple(bindings), tuple(provisions)))
         return st.SUCCESS
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        data = state.read(_KEY)
-        if data is not None and data.plan is not None:
-            data.plan.restore(self._handle.snapshot.volumes)
-            data.plan = None
+        """kube's RevertAssumedPodVolumes; idempotent (the plan is dropped once restored)."""
+        plan = self.bind_plan(state)
+        if plan is not None:
+            plan.restore(self._handle.snapshot.volumes)
+            state.write(_PLAN, _NOTHING)
 
     def bind_plan(self, state: CycleState) -> PodVolumes | None:
-        """What PreBind must write for the reserved node; None when every claim is bound."""
-        data = state.read(_KEY)
-        return None if data is None else data.plan
+        """What PreBind must write for the reserved node; None when there is nothing."""
+        plan = state.read(_PLAN)
+        return plan if plan is not None and (plan.static_bindings or plan.provisions) else None
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> st.Status:
+        return st.SKIP if self.bind_plan(state) is None else st.SUCCESS
+
+    def pre_bind(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> st.Status | Awaitable[st.Status]:
+        """kube's BindPodVolumes, through the Handle's volume binder."""
+        plan = self.bind_plan(state)
+        if plan is None:
+            return st.SUCCESS
+        binder = self._handle.service(VOLUME_BINDER)
+        if binder is None:
+            return st.error("no volume binder to write the volume bindings with")
+        return binder.bind_pod_volumes(pod, node_name, plan, timeout=self.bind_timeout_seconds)
 
     @staticmethod
     def _all_bound(volumes: Volumes, pod: Pod) -> bool:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scheduler.cache.volumes import Volumes
-from scheduler.cycle.ports import BindResult
-from scheduler.kube.volume_binder import PreBindingDispatcher, VolumeBinder, VolumeBindingError
+from scheduler.framework import status as st
+from scheduler.kube.volume_binder import VolumeBinder, VolumeBindingError
 from scheduler.model import parse
 from scheduler.model.parse_volumes import pv_from_raw, pvc_from_raw, storage_class_from_raw
 from scheduler.plugins.volume_binding import PodVolumes
@@ -131,90 +131,18 @@ async def test_provisioning_without_a_provisioner_times_out(
     assert claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == "node-0"
 
 
-class FakeInner:
-    def __init__(self) -> None:
-        self.dispatched: list[Any] = []
-
-    def dispatch(self, request: Any, done: Any) -> None:
-        self.dispatched.append(request)
-        done(request, BindResult.BOUND, "")
-
-
-class Request:
-    def __init__(self, plan: PodVolumes | None) -> None:
-        self.pod = POD
-        self.node = "node-0"
-        self.plan = plan
-
-
-async def test_dispatcher_binds_volumes_first_and_restores_on_failure(
+async def test_the_port_binds_for_the_nodes_labels_and_answers_a_status(
     api: ApiClient, volumes: Volumes
 ) -> None:
-    inner = FakeInner()
-    results: list[tuple[BindResult, str]] = []
-    dispatcher = PreBindingDispatcher(
-        inner,
-        VolumeBinder(api, volumes, timeout=5.0, poll=0.02),
-        plan_of=lambda r: r.plan,  # type: ignore[attr-defined]
-        node_labels=lambda name: HOST if name == "node-0" else None,
+    """``bind_pod_volumes`` (VolumeBinding's PreBind port): success, and failures as an
+    Error status naming the cause, never an exception."""
+    binder = VolumeBinder(
+        api, volumes, node_labels=lambda name: HOST if name == "node-0" else None, poll=0.02
     )
-
-    def done(request: Any, result: BindResult, message: str) -> None:
-        results.append((result, message))
-
-    dispatcher.dispatch(Request(None), done)  # type: ignore[arg-type]
-    assert len(inner.dispatched) == 1
-    dispatcher.dispatch(Request(_static_plan(volumes)), done)  # type: ignore[arg-type]
-    await asyncio.wait_for(dispatcher.drain_pending(), 5.0)
-    assert len(inner.dispatched) == 2
-    assert results == [(BindResult.BOUND, ""), (BindResult.BOUND, "")]
-    # A node that is gone: the plan's assumptions are restored, the request fails.
-    other = Request(PodVolumes(provisions=()))
-    other.node = "gone"
-    claim = volumes.pvc("default", "data")
+    status = await binder.bind_pod_volumes(POD, "node-0", _static_plan(volumes), timeout=5.0)
+    assert status.is_success
+    claim = volumes.api_pvc("default", "data")
     assert claim is not None
-    volumes.assume_pvc(claim.with_selected_node("gone"))
-    other.plan = PodVolumes(provisions=(claim.with_selected_node("gone"),))
-    dispatcher.dispatch(other, done)  # type: ignore[arg-type]
-    await asyncio.wait_for(dispatcher.drain_pending(), 5.0)
-    assert results[-1] == (BindResult.ERROR, 'failed to get node "gone": not found')
-    restored = volumes.pvc("default", "data")
-    assert restored is not None
-    assert restored.selected_node is None
-
-
-class CrashingBinder:
-    """A VolumeBinder whose bind fails with a bug, not a VolumeBindingError."""
-
-    def __init__(self) -> None:
-        self.restored: list[PodVolumes] = []
-
-    async def bind(self, pod: Any, node: str, labels: Any, plan: PodVolumes) -> None:
-        raise RuntimeError("boom")
-
-    def restore(self, plan: PodVolumes) -> None:
-        self.restored.append(plan)
-
-
-async def test_unexpected_pre_bind_error_restores_and_reports_the_bind() -> None:
-    """Any exception in PreBind restores the plan and ends the bind as an error."""
-    inner = FakeInner()
-    binder = CrashingBinder()
-    results: list[tuple[BindResult, str]] = []
-    dispatcher = PreBindingDispatcher(
-        inner,
-        binder,  # type: ignore[arg-type]
-        plan_of=lambda r: r.plan,  # type: ignore[attr-defined]
-        node_labels=lambda name: HOST,
-    )
-    claim = pvc_from_raw(make_pvc("data"))
-    plan = PodVolumes(provisions=(claim,))
-
-    def done(request: Any, result: BindResult, message: str) -> None:
-        results.append((result, message))
-
-    dispatcher.dispatch(Request(plan), done)  # type: ignore[arg-type]
-    await asyncio.wait_for(dispatcher.drain_pending(), 5.0)
-    assert results == [(BindResult.ERROR, "volume binding failed: boom")]
-    assert binder.restored == [plan]
-    assert inner.dispatched == []
+    assert claim.fully_bound
+    gone = await binder.bind_pod_volumes(POD, "gone", PodVolumes(), timeout=1.0)
+    assert (gone.code, gone.message()) == (st.Code.ERROR, 'failed to get node "gone": not found')

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.app.local_binder import LocalBinder, attempt_queued
+from scheduler.app.local_binder import LocalBinder, LocalVolumeBinder, attempt_queued
 from scheduler.cycle.ports import BindResult
 from scheduler.model.parse import pod_from_raw
 from scheduler.model.parse_volumes import pv_from_raw, pvc_from_raw
-from scheduler.plugins.volume_binding import PodVolumes
+from scheduler.plugins.volume_binding import VOLUME_BINDER, PodVolumes
 from tests.builders import make_node, make_pod
 from tests.harness import scheduler_for
 from tests.volume_builders import make_pv, make_pvc
@@ -42,30 +42,23 @@ def test_held_binds_wait_and_end_with_the_result_given() -> None:
     assert scheduler.queue.pending()["backoff"] == 1
 
 
-def test_a_bound_pod_commits_its_volume_plan_and_a_failed_one_does_not() -> None:
-    scheduler, binder, _ = scheduler_for([make_node("n0")], auto_bind=False)
+def test_the_local_volume_binder_completes_a_plan_as_the_pv_controller_would() -> None:
+    """Setting the scheduler lends its profiles the in-memory volume binder, which
+    VolumeBinding's PreBind writes through: the plan is bound both ways at once."""
+    scheduler, _, _ = scheduler_for([make_node("n0")])
+    port = scheduler.profiles["batch-scheduler"].service(VOLUME_BINDER)
+    assert isinstance(port, LocalVolumeBinder)
     volumes = scheduler.cluster.volumes
-    for name in ("kept", "dropped"):
-        volumes.set_pv(pv_from_raw(make_pv(f"pv-{name}")))
-        volumes.set_pvc(pvc_from_raw(make_pvc(f"data-{name}")))
-        scheduler.enqueue(pod_from_raw(make_pod(name)))
-    list(attempt_queued(scheduler))
-    results = {"kept": BindResult.BOUND, "dropped": BindResult.GONE}
-    for request, done in binder.pending:
-        name = request.pod.name
-        pv, pvc = volumes.api_pv(f"pv-{name}"), volumes.api_pvc("default", f"data-{name}")
-        assert pv is not None
-        assert pvc is not None
-        request.volumes = PodVolumes(((pv, pvc),), ())
-        binder.finish(request, done, results[name])
-    kept, dropped = (
-        volumes.api_pvc("default", "data-kept"),
-        volumes.api_pvc("default", "data-dropped"),
-    )
+    volumes.set_pv(pv_from_raw(make_pv("pv-kept")))
+    volumes.set_pvc(pvc_from_raw(make_pvc("data-kept")))
+    pv, pvc = volumes.api_pv("pv-kept"), volumes.api_pvc("default", "data-kept")
+    assert pv is not None
+    assert pvc is not None
+    pod = pod_from_raw(make_pod("kept"))
+    assert port.bind_pod_volumes(pod, "n0", PodVolumes(((pv, pvc),), ()), timeout=1.0).is_success
+    kept = volumes.api_pvc("default", "data-kept")
     assert kept is not None
     assert (kept.volume_name, kept.fully_bound) == ("pv-kept", True)
-    assert dropped is not None
-    assert dropped.volume_name != "pv-dropped"
 
 
 def test_a_binder_without_its_scheduler_says_so() -> None:

@@ -23,6 +23,17 @@ SIGNATURES = {
     "NormalizeScorePlugin": {"normalize_score": ["self", "state", "pod", "nodes", "scores"]},
     "SignPlugin": {"sign_pod": ["self", "pod"]},
     "EnqueueExtensions": {"events_to_register": ["self"]},
+    "PreEnqueuePlugin": {"pre_enqueue": ["self", "pod"]},
+    "ReservePlugin": {
+        "reserve": ["self", "state", "pod", "node_name"],
+        "unreserve": ["self", "state", "pod", "node_name"],
+    },
+    "PermitPlugin": {"permit": ["self", "state", "pod", "node_name"]},
+    "PreBindPlugin": {
+        "pre_bind_pre_flight": ["self", "state", "pod", "node_name"],
+        "pre_bind": ["self", "state", "pod", "node_name"],
+    },
+    "PostBindPlugin": {"post_bind": ["self", "state", "pod", "node_name"]},
 }
 
 

@@ -57,6 +57,12 @@ COLLECTORS: list[tuple[str, str, set[str], Use]] = [
         ).observe(1e-5),
     ),
     (
+        "scheduler_permit_wait_duration_seconds",
+        "histogram",
+        {"result"},
+        lambda m: m.permit_wait_duration.labels(result="Success").observe(0.01),
+    ),
+    (
         "scheduler_cache_size",
         "gauge",
         {"type"},

@@ -9,7 +9,13 @@ import pytest
 
 from scheduler.cache.cluster_state import ClusterState
 from scheduler.framework import config
-from scheduler.framework.interfaces import FilterPlugin, PostFilterPlugin, ScorePlugin, SignPlugin
+from scheduler.framework.interfaces import (
+    FilterPlugin,
+    PostFilterPlugin,
+    PreEnqueuePlugin,
+    ScorePlugin,
+    SignPlugin,
+)
 from scheduler.framework.profile import Profile
 from scheduler.plugins import in_tree_registry, names
 
@@ -38,10 +44,13 @@ def test_registered_name_is_the_plugins_own(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_filtering_or_scoring_plugins_sign(name: str) -> None:
     """Every plugin that filters or scores implements Sign (KEP-5598); the others run only
-    after a pass failed (PostFilter) and need no signature."""
+    after a pass failed (PostFilter) or before the pod is queued (PreEnqueue) and need no
+    signature."""
     plugin = REGISTRY[name]({}, _profile())
     if isinstance(plugin, FilterPlugin | ScorePlugin):
         assert isinstance(plugin, SignPlugin)
+    elif isinstance(plugin, PreEnqueuePlugin):
+        assert name == names.SCHEDULING_GATES
     else:
         assert isinstance(plugin, PostFilterPlugin)
         assert name == names.DEFAULT_PREEMPTION
