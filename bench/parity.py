@@ -169,7 +169,7 @@ class Harness:
             config.write_text(yaml.safe_dump(_config(self.config, kube=False)))
             cmd = [sys.executable, "-m", "scheduler", "run", "--kubeconfig"]
             cmd += [str(self.cp.scheduler_kubeconfig), "--config", str(config)]
-            # info: a pod_bound line per pod names its path (full, hint, exact)
+            # info: a pod_bound line per pod names its path (full, hint, rescore, exact)
             cmd += ["--batching", "all" if self.batching else "off", "--log-level", "info"]
             cmd += ["--logging-format", "json"]
             cmd += ["--metrics-addr", f"127.0.0.1:{port}"]
@@ -408,7 +408,7 @@ def table(rows: list[dict[str, Any]]) -> tuple[str, dict[str, dict[str, int]]]:
         f"{'family':<24} {'pods':>5} {'unsched':>7} {'tied':>5} {'other':>5} {'agree':>6} "
         f"{'%':>7}  disagreements",
     ]
-    paths = [f"path:{p}" for p in ("full", "hint", "exact")]
+    paths = [f"path:{p}" for p in ("full", "hint", "rescore", "exact")]
     for family in ["all", *parity_cases.FAMILIES, "replicaset", *paths]:
         c = families.get(family)
         if not c:
