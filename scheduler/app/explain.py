@@ -24,8 +24,11 @@ the pods nominated there that Filter counted), ``fit_error``,
 ``batching`` (``mode``, ``signable``, ``path``: exact, hint or full, ``refused_by``,
 ``reason``, ``if_opted_in``), ``gated`` (kube's ``SchedulingGated`` reason and the gates,
 or null: a gated pod is never attempted, and that is the answer; the verdicts say what a
-pass would find once the gates are gone), ``omitted`` (nodes left out by ``--top N`` or
-``--node NAME``, :func:`select`), ``notes``.
+pass would find once the gates are gone), ``binding_points`` (the profile's plugins at
+``pre_enqueue``, ``reserve``, ``permit``, ``pre_bind`` and ``post_bind``: the points around
+the bind, which act on the chosen node and are not run here; a note says so when there are
+any besides the in-tree ones), ``omitted`` (nodes left out by ``--top N`` or ``--node NAME``,
+:func:`select`), ``notes``.
 """
 
 from __future__ import annotations
@@ -54,13 +57,14 @@ from scheduler.framework import explanation as ex
 from scheduler.framework.status import CODE_LABELS, Code
 from scheduler.metrics import Metrics
 from scheduler.model.pod import BATCHING_ANNOTATION
+from scheduler.plugins import names
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
     from scheduler.framework.config import SchedulerConfig
-    from scheduler.framework.profile import PluginFactory
+    from scheduler.framework.profile import PluginFactory, Profile
     from scheduler.framework.status import Status
     from scheduler.model.pod import Pod
 
@@ -141,6 +145,7 @@ def explain(
     cluster_snapshot.load(scheduler, dataclasses.replace(snapshot, pending=ours))
     result = ex.explain_pod(scheduler.profiles[name], pod)
     notes = _notes(result, pod)
+    notes += _binding_notes(scheduler.profiles[name])
     return {
         "pod": pod.key,
         "profile": name,
@@ -156,9 +161,35 @@ def explain(
         "fit_error": result.fit_error or None,
         "batching": _batching(scheduler.signers[name], pod),
         "gated": _gated(pod),
+        "binding_points": _binding_points(scheduler.profiles[name]),
         "omitted": 0,
         "notes": notes,
     }
+
+
+def _binding_points(profile: Profile) -> dict[str, list[str]]:
+    """The plugins at each point around the bind, in the order they run."""
+    binding = profile.binding
+    return {
+        "pre_enqueue": [p.name for p in binding.pre_enqueue_plugins],
+        "reserve": [p.name for p in binding.reserve_plugins],
+        "permit": [p.name for p in binding.permit_plugins],
+        "pre_bind": [p.name for p in binding.pre_bind_plugins],
+        "post_bind": [p.name for p in binding.post_bind_plugins],
+    }
+
+
+def _binding_notes(profile: Profile) -> list[str]:
+    """Out-of-tree plugins past Filter and Score may still hold or refuse the pod."""
+    binding = profile.binding
+    plugins = [*binding.reserve_plugins, *binding.permit_plugins, *binding.pre_bind_plugins]
+    extra = sorted({p.name for p in plugins} - set(names.IN_TREE))
+    if not extra:
+        return []
+    return [
+        f"not run here: Reserve, Permit and PreBind of {', '.join(extra)}, which act on the "
+        "chosen node once a pass has picked it (a Permit plugin may hold or reject the pod)"
+    ]
 
 
 def _gated(pod: Pod) -> str | None:

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.interfaces import Plugin, ServiceKey
-    from scheduler.framework.profile import Profile
+    from scheduler.framework.profile import ObservePlugin, Profile
     from scheduler.framework.waiting_pods import Timers
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
@@ -106,11 +106,15 @@ class BindingPoints:
         return status
 
     def _reserve(self, state: CycleState, pod: Pod, node_name: str) -> st.Status:
+        timing = self._profile.cycle_timing
         for plugin in self.reserve_plugins:
+            started = time.perf_counter()
             try:
                 status = plugin.reserve(state, pod, node_name)
             except Exception as exc:  # a plugin's bug fails this pod's cycle, not the loop
                 return plugin_raised(plugin.name, "Reserve", exc)
+            if timing is not None:
+                _timed(timing, plugin.name, "Reserve", status.code, started)
             if not status.is_success:
                 return _failed(status, plugin.name, "running Reserve plugin")
         return st.SUCCESS
@@ -139,12 +143,16 @@ class BindingPoints:
         self, state: CycleState, pod: Pod, node_name: str
     ) -> tuple[st.Status, dict[str, float]]:
         waits: dict[str, float] = {}
+        timing = self._profile.cycle_timing
         for plugin in self.permit_plugins:
+            started = time.perf_counter()
             try:
                 status, timeout = plugin.permit(state, pod, node_name)
                 seconds = float(timeout)
             except Exception as exc:  # a plugin's bug fails this pod's cycle, not the loop
                 return plugin_raised(plugin.name, "Permit", exc), {}
+            if timing is not None:
+                _timed(timing, plugin.name, "Permit", status.code, started)
             if status.is_success:
                 continue
             if status.code is st.Code.WAIT:
@@ -225,6 +233,10 @@ class BindingPoints:
         observe = self._profile.observe
         if observe is not None:
             observe(point, st.CODE_LABELS[code], time.perf_counter() - started)
+
+
+def _timed(timing: ObservePlugin, plugin: str, point: str, code: st.Code, started: float) -> None:
+    timing(plugin, point, st.CODE_LABELS[code], time.perf_counter() - started)
 
 
 def _failed(status: st.Status, plugin: str, what: str) -> st.Status:

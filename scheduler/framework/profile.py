@@ -152,8 +152,8 @@ class Profile:
         """Set by the owner to time a full pass's extension points (metrics); None: off."""
         self.observe_plugin: ObservePlugin | None = None
         """Set by the owner to time plugin calls in a sample of cycles; None: off. Timed:
-        PreFilter, PreScore, NormalizeScore and PostFilter, each call as kube; Filter and
-        Score (per node in kube) are not."""
+        PreFilter, PreScore, NormalizeScore, PostFilter, Reserve and Permit, each call as
+        kube; Filter and Score (per node in kube) and the binding cycle's points are not."""
         self.plugin_sample = PLUGIN_METRICS_SAMPLE
         self._sampling = random.Random()  # never the tie-breaking source: decisions stay put
         self._timing: ObservePlugin | None = None
@@ -210,6 +210,11 @@ class Profile:
     def rng(self) -> random.Random:
         """The random source that breaks this profile's ties (full passes and hints)."""
         return self.selector.rng
+
+    @property
+    def cycle_timing(self) -> ObservePlugin | None:
+        """``observe_plugin`` while the current cycle is sampled (set at its PreFilter)."""
+        return self._timing
 
     def get_waiting_pod(self, uid: Uid) -> WaitingPod | None:
         return self.binding.waiting.get(uid)

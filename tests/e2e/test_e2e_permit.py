@@ -73,7 +73,7 @@ def test_a_gang_is_bound_only_once_complete(
     core: kubernetes.client.CoreV1Api, gang_scheduler: SchedulerProc
 ) -> None:
     core.create_namespaced_pod("default", member("gang-a-0", "a", 2))
-    wait_for(lambda: '"pod_waiting_on_permit"' in gang_scheduler.stderr(), timeout=15.0)
+    assert wait_for(lambda: '"pod_waiting_on_permit"' in gang_scheduler.stderr(), timeout=15.0)
     time.sleep(1.0)  # held: not bound while it waits for the second member
     assert _node_of(core, "gang-a-0") is None
     core.create_namespaced_pod("default", member("gang-a-1", "a", 2))

@@ -279,6 +279,7 @@ def test_json_keys_are_documented(tmp_path: Path) -> None:
         "fit_error",
         "batching",
         "gated",
+        "binding_points",
         "omitted",
         "notes",
     ]

@@ -9,6 +9,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from scheduler.app.core import build_scheduler
+from scheduler.app.explain import explain
 from scheduler.app.local_binder import LocalBinder, attempt_queued
 from scheduler.app.simulate import simulate
 from scheduler.app.snapshot_file import snapshot_from_documents
@@ -169,3 +170,32 @@ def test_simulate_places_a_complete_gang_and_times_out_an_incomplete_one() -> No
             "0/1 nodes are available: 1 rejected due to timeout after waiting 30s at plugin Gang.",
         ),
     }
+
+
+def test_explain_lists_the_points_around_the_bind_and_says_gang_is_not_run() -> None:
+    docs: list[object] = [make_node("n0", cpu="4")]
+    notes = {SIZE_ANNOTATION: "2"}
+    docs.append(make_pod("a-0", cpu="1", labels={GANG_LABEL: "a"}, annotations=notes))
+    config = load_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "Gang"}]}}}],
+        },
+        default_scheduler_name="batch-scheduler",
+        plugin_names={"Gang"},
+    )
+    report = explain(
+        snapshot_from_documents(docs, {"batch-scheduler"}),
+        config,
+        "default/a-0",
+        registry={**in_tree_registry(), "Gang": Gang},
+    )
+    assert report["binding_points"] == {
+        "pre_enqueue": ["SchedulingGates"],
+        "reserve": ["VolumeBinding"],
+        "permit": ["Gang"],
+        "pre_bind": ["VolumeBinding"],
+        "post_bind": [],
+    }
+    assert any("not run here: Reserve, Permit and PreBind of Gang" in n for n in report["notes"])

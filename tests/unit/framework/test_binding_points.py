@@ -256,3 +256,23 @@ def test_scheduling_gates_keep_a_gated_pod_out_with_kubes_message() -> None:
     status = plugin.pre_enqueue(gated)
     assert status.code is st.Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert status.message() == "waiting for scheduling gates: [a b]"
+
+
+def test_reserve_and_permit_calls_are_timed_in_a_sampled_cycle() -> None:
+    """scheduler_plugin_execution_duration_seconds: each Reserve and Permit call of a cycle
+    PreFilter drew as sampled, with kube's point names and status labels."""
+    seen: list[tuple[str, str, str]] = []
+    profile = _profile(Recorder("A", [], permit=(st.Status(st.Code.WAIT), 1.0)))
+    profile.observe_plugin = lambda plugin, point, status, seconds: seen.append(
+        (plugin, point, status)
+    )
+    profile.plugin_sample = 1.0
+    state = CycleState()
+    profile.run_pre_filter(state, POD)
+    profile.binding.run_reserve(state, POD, "n")
+    profile.binding.run_permit(state, POD, "n")
+    assert seen == [("A", "Reserve", "Success"), ("A", "Permit", "Wait")]
+    profile.plugin_sample = 0.0
+    profile.run_pre_filter(state, POD)
+    profile.binding.run_reserve(state, POD, "n")
+    assert len(seen) == 2  # an unsampled cycle times nothing
