@@ -322,6 +322,7 @@ class Scheduler:
         # The pod's own state from here on: what Reserve writes must not reach a state the
         # exact batch shares between the pods of a signature.
         state = decision.state.clone()
+        state.record_plugin_metrics = self.profiles[pod.scheduler_name].cycle_timing is not None
         self.queue.nominator.delete(pod.uid)  # placed: it needs no reservation any more
         self._preempting.pop(pod.uid, None)
         assumed = self.cluster.assume(pod, node)

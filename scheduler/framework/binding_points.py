@@ -121,11 +121,15 @@ class BindingPoints:
 
     def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         started = time.perf_counter()
+        timing = self._binding_timing(state)
         for plugin in reversed(self.reserve_plugins):
+            began = time.perf_counter()
             try:
                 plugin.unreserve(state, pod, node_name)
             except Exception:  # the others must still release what they hold
                 log.exception("plugin_raised", plugin=plugin.name, point="Unreserve")
+            if timing is not None:
+                _timed(timing, plugin.name, "Unreserve", st.Code.SUCCESS, began)
         self._observed("Unreserve", st.Code.SUCCESS, started)
 
     # -- Permit --------------------------------------------------------------------------
@@ -206,14 +210,20 @@ class BindingPoints:
         skip = state.skip_pre_bind_plugins
         return [p for p in self.pre_bind_plugins if p.name not in skip]
 
-    @staticmethod
     def call_pre_bind(
-        plugin: PreBindPlugin, state: CycleState, pod: Pod, node_name: str
+        self, plugin: PreBindPlugin, state: CycleState, pod: Pod, node_name: str
     ) -> st.Status | Awaitable[st.Status]:
+        """One PreBind; a synchronous answer is timed in a sampled pod's cycle (one that
+        returns an awaitable is covered by the PreBind extension point's duration)."""
+        started = time.perf_counter()
         try:
-            return plugin.pre_bind(state, pod, node_name)
+            result = plugin.pre_bind(state, pod, node_name)
         except Exception as exc:  # a plugin's bug fails this pod's bind, not the loop
             return plugin_raised(plugin.name, "PreBind", exc)
+        timing = self._binding_timing(state)
+        if timing is not None and isinstance(result, st.Status):
+            _timed(timing, plugin.name, "PreBind", result.code, started)
+        return result
 
     @staticmethod
     def pre_bind_failed(status: st.Status, plugin: str) -> st.Status:
@@ -222,12 +232,21 @@ class BindingPoints:
 
     def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         started = time.perf_counter()
+        timing = self._binding_timing(state)
         for plugin in self.post_bind_plugins:
+            began = time.perf_counter()
             try:
                 plugin.post_bind(state, pod, node_name)
             except Exception:  # informational: the pod is bound whatever it does
                 log.exception("plugin_raised", plugin=plugin.name, point="PostBind")
+            if timing is not None:
+                _timed(timing, plugin.name, "PostBind", st.Code.SUCCESS, began)
         self._observed("PostBind", st.Code.SUCCESS, started)
+
+    def _binding_timing(self, state: CycleState) -> ObservePlugin | None:
+        """Per-plugin timing for the binding cycle's points: the pod's own cycle decides
+        (the profile's current one may be another pod's by now)."""
+        return self._profile.observe_plugin if state.record_plugin_metrics else None
 
     def _observed(self, point: str, code: st.Code, started: float) -> None:
         observe = self._profile.observe

@@ -28,7 +28,13 @@ class StateKey(Generic[T]):
 
 
 class CycleState:
-    __slots__ = ("_data", "skip_filter_plugins", "skip_pre_bind_plugins", "skip_score_plugins")
+    __slots__ = (
+        "_data",
+        "record_plugin_metrics",
+        "skip_filter_plugins",
+        "skip_pre_bind_plugins",
+        "skip_score_plugins",
+    )
 
     def __init__(self) -> None:
         self._data: dict[StateKey[Any], object] = {}
@@ -38,6 +44,9 @@ class CycleState:
         """Plugins whose PreScore returned Skip: their Score is not run this cycle."""
         self.skip_pre_bind_plugins: set[str] = set()
         """Plugins whose PreBindPreFlight returned Skip: their PreBind is not run."""
+        self.record_plugin_metrics = False
+        """The pod's cycle was sampled for plugin timings (kube's ShouldRecordPluginMetrics):
+        its binding cycle, which runs after later cycles began, times its plugins too."""
 
     def write(self, key: StateKey[T], value: T) -> None:
         self._data[key] = value
@@ -52,4 +61,5 @@ class CycleState:
         other.skip_filter_plugins = set(self.skip_filter_plugins)
         other.skip_score_plugins = set(self.skip_score_plugins)
         other.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
+        other.record_plugin_metrics = self.record_plugin_metrics
         return other

@@ -276,3 +276,26 @@ def test_reserve_and_permit_calls_are_timed_in_a_sampled_cycle() -> None:
     profile.run_pre_filter(state, POD)
     profile.binding.run_reserve(state, POD, "n")
     assert len(seen) == 2  # an unsampled cycle times nothing
+
+
+def test_binding_cycle_plugins_are_timed_by_the_pods_own_sampling() -> None:
+    """PreBind, PostBind and Unreserve run after later cycles began: whether they are timed
+    is the pod's own cycle's draw, carried in its CycleState, not the profile's current."""
+    seen: list[tuple[str, str, str]] = []
+    profile = _profile(Recorder("A", []))
+    profile.observe_plugin = lambda plugin, point, status, seconds: seen.append(
+        (plugin, point, status)
+    )
+    sampled, unsampled = CycleState(), CycleState()
+    sampled.record_plugin_metrics = True
+    for state in (sampled, sampled.clone(), unsampled):
+        plugin = profile.binding.pre_bind_to_run(state)[0]
+        profile.binding.call_pre_bind(plugin, state, POD, "n")
+        profile.binding.run_post_bind(state, POD, "n")
+        profile.binding.run_unreserve(state, POD, "n")
+    once = [
+        ("A", "PreBind", "Success"),
+        ("A", "PostBind", "Success"),
+        ("A", "Unreserve", "Success"),
+    ]
+    assert seen == once + once  # the sampled state and its clone; the other times nothing
