@@ -26,6 +26,7 @@ from scheduler.framework.config_component import (
 )
 from scheduler.framework.config_values import (
     MAX_DURATION_SECONDS,
+    WITHOUT_EFFECT,
     ConfigError,
     as_bool,
     as_duration,
@@ -47,7 +48,6 @@ __all__ = [
     "DEFAULT_SCHEDULER_NAME",
     "EXTENSION_POINTS",
     "KIND",
-    "UNSUPPORTED",
     "ClientConnectionConfig",
     "ConfigError",
     "LeaderElectionConfig",
@@ -98,12 +98,6 @@ multiPoint order and with its score weights (DefaultPreemption runs at postFilte
 
 BUILT_IN = frozenset({"PrioritySort", "DefaultBinder"})
 """kube plugins whose job our queue and binder do: naming them is accepted and changes nothing."""
-UNSUPPORTED = frozenset(
-    {
-        "DynamicResources",
-    }
-)
-"""kube plugins we do not implement: disabling them is fine, enabling them is an error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +115,8 @@ class ProfileConfig:
     plugins: tuple[PluginSpec, ...]
     plugin_args: Mapping[str, PluginArgs]
     percentage_of_nodes_to_score: int | None = None
+    without_effect: tuple[str, ...] = ()
+    """Enabled plugins of ``WITHOUT_EFFECT``: accepted, not run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +238,8 @@ def _profile(
     percentage = doc.get("percentageOfNodesToScore")
     if percentage is not None:
         percentage = as_int(percentage, f"{path}.percentageOfNodesToScore", 0, 100)
-    plugins = _plugins(doc.get("plugins"), f"{path}.plugins", extra)
+    ignored: list[str] = []
+    plugins = _plugins(doc.get("plugins"), f"{path}.plugins", extra, ignored)
     args: dict[str, PluginArgs] = {}
     enabled = {p.name for p in plugins}
     for i, entry in enumerate(as_list(doc.get("pluginConfig") or [], f"{path}.pluginConfig")):
@@ -251,7 +248,9 @@ def _profile(
         check_known(item, where, {"name", "args"})
         plugin = item.get("name")
         if not isinstance(plugin, str) or (
-            plugin not in {n for n, _ in DEFAULT_PLUGINS} and plugin not in extra
+            plugin not in {n for n, _ in DEFAULT_PLUGINS}
+            and plugin not in extra
+            and plugin not in WITHOUT_EFFECT
         ):
             raise ConfigError(f"{where}.name", f"unknown plugin {plugin!r}")
         if plugin in args:
@@ -260,11 +259,15 @@ def _profile(
         plugin_args = {k: v for k, v in plugin_args.items() if k not in ("apiVersion", "kind")}
         if plugin in enabled:
             args[plugin] = plugin_args
-    return ProfileConfig(name, plugins, args, percentage)
+    return ProfileConfig(name, plugins, args, percentage, tuple(dict.fromkeys(ignored)))
 
 
-def _plugins(raw: object, path: str, extra: frozenset[str] = frozenset()) -> tuple[PluginSpec, ...]:
-    """kube's plugin set merge: defaults, then multiPoint disabled/enabled, then per-point."""
+def _plugins(
+    raw: object, path: str, extra: frozenset[str] = frozenset(), ignored: list[str] | None = None
+) -> tuple[PluginSpec, ...]:
+    """kube's plugin set merge: defaults, then multiPoint disabled/enabled, then per-point;
+    enabled names of ``WITHOUT_EFFECT`` go to ``ignored``."""
+    skipped = [] if ignored is None else ignored
     doc = as_mapping(raw or {}, path)
     check_known(
         doc,
@@ -304,6 +307,9 @@ def _plugins(raw: object, path: str, extra: frozenset[str] = frozenset()) -> tup
             _check_enabled(name, f"{where}.name", extra)
             if name in BUILT_IN:
                 continue
+            if name in WITHOUT_EFFECT:
+                skipped.append(name)
+                continue
             if name not in order:
                 order.append(name)
             if weight is not None:
@@ -319,6 +325,9 @@ def _plugins(raw: object, path: str, extra: frozenset[str] = frozenset()) -> tup
             _check_enabled(name, f"{where}.name", extra)
             if name in BUILT_IN:
                 continue
+            if name in WITHOUT_EFFECT:
+                skipped.append(name)
+                continue
             if name not in order:
                 order.append(name)
             disabled_points.get(name, set()).discard(point)
@@ -330,9 +339,8 @@ def _plugins(raw: object, path: str, extra: frozenset[str] = frozenset()) -> tup
 
 
 def _check_enabled(name: str, where: str, extra: frozenset[str] = frozenset()) -> None:
-    if name in UNSUPPORTED:
-        raise ConfigError(where, f"plugin {name!r} is not supported by batch-scheduler")
-    if name not in BUILT_IN and name not in dict(DEFAULT_PLUGINS) and name not in extra:
+    known = BUILT_IN.union(WITHOUT_EFFECT, extra)
+    if name not in known and name not in dict(DEFAULT_PLUGINS):
         raise ConfigError(where, f"unknown plugin {name!r}")
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from scheduler.framework.config_values import (
+    WITHOUT_EFFECT,
     ConfigError,
     as_bool,
     as_duration,
@@ -118,6 +119,16 @@ def notes(config: SchedulerConfig) -> tuple[ConfigNote, ...]:
                 "schedules without a LIST first",
             )
         )
+    out.extend(
+        ConfigNote(
+            f"profiles[{i}].plugins",
+            f"{name} is enabled but not implemented here, so it has no effect: "
+            f"{WITHOUT_EFFECT[name]}",
+            warning=True,
+        )
+        for i, profile in enumerate(config.profiles)
+        for name in profile.without_effect
+    )
     election = config.leader_election
     lease = (election.resource_namespace, election.resource_name)
     if election.leader_elect and lease == KUBE_LEASE:

@@ -100,3 +100,14 @@ def check_known(doc: Mapping[str, object], path: str, allowed: set[str]) -> None
         if key not in allowed:
             where = f"{path}.{key}" if path else str(key)
             raise ConfigError(where, "unknown or unsupported field")
+
+
+WITHOUT_EFFECT: Mapping[str, str] = {
+    "DynamicResources": "pods with resource claims are refused with a FailedScheduling "
+    "message of ours (DRA is not supported)",
+    "NodeDeclaredFeatures": "nodes' declared features are not checked (kube's "
+    "NodeDeclaredFeatures feature)",
+}
+"""kube plugins we do not implement that kube-scheduler's own written configuration
+enables: accepted (and their pluginConfig) so that a copied configuration loads, with a
+warning that says what is missing (``config_component.notes``)."""

@@ -262,28 +262,32 @@ def test_an_unknown_leader_flag_name_is_a_programming_error() -> None:
         with_flags(load_config({}), lease_time="15s")
 
 
-def _written_without_unimplemented_plugins() -> dict[str, Any]:
-    """The written configuration minus what docs/operations.md says to remove: the two
-    plugins batch-scheduler refuses to enable (DynamicResources, NodeDeclaredFeatures)."""
-    doc = _written()
-    profile = doc["profiles"][0]
-    refused = {"DynamicResources", "NodeDeclaredFeatures"}
-    multi = profile["plugins"]["multiPoint"]
-    multi["enabled"] = [p for p in multi["enabled"] if p["name"] not in refused]
-    profile["pluginConfig"] = [c for c in profile["pluginConfig"] if c["name"] not in refused]
-    return doc
+def test_written_config_loads_as_written_and_warns_of_the_unimplemented_plugins() -> None:
+    """kube-scheduler's written configuration loads unedited: DynamicResources and
+    NodeDeclaredFeatures (and DynamicResources' pluginConfig) are accepted without effect,
+    and each gets a warning naming what is missing."""
+    config = load_config(_written())
+    assert set(config.profiles[0].without_effect) == {"DynamicResources", "NodeDeclaredFeatures"}
+    assert {p.name for p in config.profiles[0].plugins}.isdisjoint(
+        {"DynamicResources", "NodeDeclaredFeatures"}
+    )
+    warned = [n.message for n in notes(config) if n.path == "profiles[0].plugins"]
+    assert len(warned) == 2
+    assert all(n.startswith(("DynamicResources ", "NodeDeclaredFeatures ")) for n in warned)
+    assert any("resource claims are refused" in n for n in warned)
 
 
-def test_written_config_refuses_only_the_unimplemented_plugins() -> None:
-    error = _error(_written())
-    assert error.path == "profiles[0].plugins.multiPoint.enabled[14].name"
-    assert "DynamicResources" in error.message
+def test_a_plugin_unknown_to_kube_too_is_still_refused_with_its_path() -> None:
+    plugins = {"multiPoint": {"enabled": [{"name": "DynamicResourcez"}]}}
+    error = _error({**HEAD, "profiles": [{"plugins": plugins}]})
+    assert error.path == "profiles[0].plugins.multiPoint.enabled[0].name"
+    assert "unknown plugin 'DynamicResourcez'" in error.message
 
 
-def test_written_config_without_them_builds_kube_schedulers_profile() -> None:
+def test_written_config_builds_kube_schedulers_profile() -> None:
     """Every pluginConfig args kube writes (VolumeBinding's default shape included) is read
     by the plugins, and the profile has kube's default plugins and weights."""
-    config = load_config(_written_without_unimplemented_plugins())
+    config = load_config(_written())
     scheduler = build_scheduler(
         config, clock=FakeClock(), binder=_Unused(), reporter=_Unused(), batching=BatchingSettings()
     )
@@ -294,7 +298,7 @@ def test_written_config_without_them_builds_kube_schedulers_profile() -> None:
 
 
 def test_a_volume_binding_shape_other_than_kubes_default_is_refused() -> None:
-    doc = _written_without_unimplemented_plugins()
+    doc = _written()
     [volume_binding] = [
         c for c in doc["profiles"][0]["pluginConfig"] if c["name"] == "VolumeBinding"
     ]

@@ -90,16 +90,6 @@ def _w(name: str, weight: int) -> dict[str, object]:
             id="unknown-plugin",
         ),
         pytest.param(
-            {
-                **HEAD,
-                "profiles": [
-                    {"plugins": {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}}}
-                ],
-            },
-            "profiles[0].plugins.multiPoint.enabled[0].name",
-            id="unsupported-plugin",
-        ),
-        pytest.param(
             {**HEAD, "profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}]},
             "profiles[1].schedulerName",
             id="duplicate-profile",
