@@ -1,9 +1,9 @@
 """Decisions a person can read: one debug line per scheduling cycle.
 
-``pod_decided`` says how the node was found (``path``: ``hint``, ``rescore`` or ``full``),
-which batch state the pod was placed from or started (None: it fits nowhere, or its full
-pass left no state) and its signature, how many nodes were evaluated and
-found feasible, the chosen node and the best three with their weighted totals (kube prints
+``pod_decided`` says how the node was found (``path``: ``hint``, ``rescore``, ``exact`` or
+``full``), which batch state the pod was placed from or started (None: it fits nowhere, or
+its full pass left no state) and its signature, how many nodes were evaluated and found
+feasible, the chosen node and the best three with their weighted totals (kube prints
 plugin scores at its highest verbosity; this is the short form). A batch state's end is
 logged by the batch (``batch_ended``: reason and size). ``batch-scheduler explain`` gives
 the full breakdown for one pod on demand.
