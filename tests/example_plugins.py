@@ -8,6 +8,12 @@ import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+if TYPE_CHECKING:
+    import pytest
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "plugins"
 DISTRIBUTION = "batch-scheduler-example-plugins"
@@ -58,3 +64,14 @@ def ensure_installed() -> None:
             timeout=300,
         )
         importlib.invalidate_caches()
+
+
+def config_and_log(
+    tmp_path_factory: pytest.TempPathFactory, config: dict[str, Any]
+) -> tuple[Path, Path]:
+    """The example package installed, ``config`` written to a file, and a log path: what a
+    scheduler fixture running the example plugins starts from."""
+    ensure_installed()
+    path = tmp_path_factory.mktemp("config") / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path, tmp_path_factory.mktemp("logs") / "scheduler.log"

@@ -318,11 +318,12 @@ class Scheduler:
         then hand the pod to its binding cycle, which runs off the loop."""
         pod = info.pod
         node = outcome.node.name
-        binding = self.profiles[pod.scheduler_name].binding
+        profile = self.profiles[pod.scheduler_name]
+        binding = profile.binding
         # The pod's own state from here on: what Reserve writes must not reach a state the
         # exact batch shares between the pods of a signature.
         state = decision.state.clone()
-        state.record_plugin_metrics = self.profiles[pod.scheduler_name].cycle_timing is not None
+        state.record_plugin_metrics = profile.cycle_timing is not None
         self.queue.nominator.delete(pod.uid)  # placed: it needs no reservation any more
         self._preempting.pop(pod.uid, None)
         assumed = self.cluster.assume(pod, node)

@@ -9,11 +9,10 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
-import yaml
 
 from tests.cluster.conftest import assert_no_forbidden, placements, pod, start_scheduler
 from tests.e2e.test_e2e_permit import GANG_CONFIG, TIMEOUT_SECONDS
-from tests.example_plugins import ensure_installed
+from tests.example_plugins import config_and_log
 from tests.scheduler_process import wait_for
 
 if TYPE_CHECKING:
@@ -31,10 +30,7 @@ def gang_scheduler(
     control_plane: ControlPlane, nodes: list[str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[SchedulerProc]:
     """``run`` with Gang, once the session's shared nodes exist."""
-    ensure_installed()
-    config = tmp_path_factory.mktemp("config") / "config.yaml"
-    config.write_text(yaml.safe_dump(GANG_CONFIG))
-    log = tmp_path_factory.mktemp("logs") / "scheduler.log"
+    config, log = config_and_log(tmp_path_factory, GANG_CONFIG)
     proc = start_scheduler(control_plane, log, "--config", str(config))
     try:
         yield proc

@@ -7,10 +7,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-import yaml
 
 from tests.cluster.conftest import assert_no_forbidden, placements, pod, start_scheduler
-from tests.example_plugins import CONFIG, ensure_installed
+from tests.example_plugins import CONFIG, config_and_log
 from tests.scheduler_process import wait_for
 
 if TYPE_CHECKING:
@@ -44,10 +43,7 @@ def plugged(
     labelled: tuple[str, str],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[SchedulerProc]:
-    ensure_installed()
-    config = tmp_path_factory.mktemp("config") / "config.yaml"
-    config.write_text(yaml.safe_dump(CONFIG))
-    log = tmp_path_factory.mktemp("logs") / "scheduler.log"
+    config, log = config_and_log(tmp_path_factory, CONFIG)
     proc = start_scheduler(control_plane, log, "--config", str(config))
     try:
         yield proc

@@ -9,10 +9,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import yaml
 
 from tests.builders import make_pod
-from tests.example_plugins import ensure_installed
+from tests.example_plugins import config_and_log
 from tests.scheduler_process import SchedulerProc, wait_for
 
 if TYPE_CHECKING:
@@ -50,10 +49,7 @@ def member(name: str, gang: str, size: int) -> dict[str, Any]:
 def gang_scheduler(
     kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[SchedulerProc]:
-    ensure_installed()
-    config = tmp_path_factory.mktemp("config") / "config.yaml"
-    config.write_text(yaml.safe_dump(GANG_CONFIG))
-    logs = tmp_path_factory.mktemp("logs") / "scheduler.log"
+    config, logs = config_and_log(tmp_path_factory, GANG_CONFIG)
     proc = SchedulerProc(kubeconfig, logs, "--config", str(config))
     try:
         proc.wait_ready()

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.builders import make_pod
-from tests.example_plugins import CONFIG, ensure_installed
+from tests.example_plugins import CONFIG, config_and_log, ensure_installed
 from tests.scheduler_process import SchedulerProc, wait_for
 
 if TYPE_CHECKING:
@@ -41,10 +41,7 @@ def nodes(core: kubernetes.client.CoreV1Api) -> tuple[str, str]:
 def plugged(
     kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory, nodes: tuple[str, str]
 ) -> Iterator[SchedulerProc]:
-    ensure_installed()
-    config = tmp_path_factory.mktemp("config") / "config.yaml"
-    config.write_text(yaml.safe_dump(CONFIG))
-    logs = tmp_path_factory.mktemp("logs") / "scheduler.log"
+    config, logs = config_and_log(tmp_path_factory, CONFIG)
     proc = SchedulerProc(kubeconfig, logs, "--config", str(config))
     try:
         proc.wait_ready()

@@ -17,7 +17,7 @@ from scheduler.batching.signature import BatchingMode
 from scheduler.clock import FakeClock
 from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.schedule_one import BatchingSettings
-from scheduler.framework.config import load_config
+from scheduler.framework.config import SchedulerConfig, load_config
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from scheduler.plugins import in_tree_registry
 from scheduler.queueing.scheduling_queue import Pool
@@ -140,13 +140,9 @@ def _waits(scheduler: Scheduler, result: str) -> float | None:
     )
 
 
-def test_simulate_places_a_complete_gang_and_times_out_an_incomplete_one() -> None:
-    """Offline no timer runs: a pod still held when the run ends gets the timeout's reason."""
-    docs: list[object] = [make_node("n0", cpu="4")]
-    for name, gang, size in (("a-0", "a", 2), ("a-1", "a", 2), ("b-0", "b", 3)):
-        labels, notes = {GANG_LABEL: gang}, {SIZE_ANNOTATION: str(size)}
-        docs.append(make_pod(name, cpu="1", labels=labels, annotations=notes))
-    config = load_config(
+def _gang_config() -> SchedulerConfig:
+    """One profile with Gang enabled, as simulate and explain load it."""
+    return load_config(
         {
             "apiVersion": "kubescheduler.config.k8s.io/v1",
             "kind": "KubeSchedulerConfiguration",
@@ -155,6 +151,15 @@ def test_simulate_places_a_complete_gang_and_times_out_an_incomplete_one() -> No
         default_scheduler_name="batch-scheduler",
         plugin_names={"Gang"},
     )
+
+
+def test_simulate_places_a_complete_gang_and_times_out_an_incomplete_one() -> None:
+    """Offline no timer runs: a pod still held when the run ends gets the timeout's reason."""
+    docs: list[object] = [make_node("n0", cpu="4")]
+    for name, gang, size in (("a-0", "a", 2), ("a-1", "a", 2), ("b-0", "b", 3)):
+        labels, notes = {GANG_LABEL: gang}, {SIZE_ANNOTATION: str(size)}
+        docs.append(make_pod(name, cpu="1", labels=labels, annotations=notes))
+    config = _gang_config()
     report = simulate(
         snapshot_from_documents(docs, {"batch-scheduler"}),
         config,
@@ -176,15 +181,7 @@ def test_explain_lists_the_points_around_the_bind_and_says_gang_is_not_run() -> 
     docs: list[object] = [make_node("n0", cpu="4")]
     notes = {SIZE_ANNOTATION: "2"}
     docs.append(make_pod("a-0", cpu="1", labels={GANG_LABEL: "a"}, annotations=notes))
-    config = load_config(
-        {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "Gang"}]}}}],
-        },
-        default_scheduler_name="batch-scheduler",
-        plugin_names={"Gang"},
-    )
+    config = _gang_config()
     report = explain(
         snapshot_from_documents(docs, {"batch-scheduler"}),
         config,
