@@ -13,6 +13,7 @@ pods: no default applies, the pods are batched).
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -102,6 +103,10 @@ def _deploy(
         namespace,
         {"metadata": {"name": name}, "spec": {"selector": labels, "ports": [{"port": 80}]}},
     )
+    # The Service reaches the scheduler through kopf's watch, the pods through the faster
+    # pod informer: a pod that overtakes it is signed without default spreading (as kube
+    # signs one its listers have not caught up with), so let the Service arrive first.
+    time.sleep(2.0)
     kubernetes.client.AppsV1Api(admin_api).create_namespaced_deployment(
         namespace,
         {
