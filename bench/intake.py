@@ -286,13 +286,14 @@ def _encode(raw: dict[str, Any]) -> bytes:
     return json.dumps(raw, separators=(",", ":")).encode()
 
 
-def _per_event(
-    events: list[bytes], apply: Callable[[str | None, bytes], object], kind: str
-) -> float:
+def _per_event(objects: list[bytes], intake: PodIntake | NodeIntake, kind: str) -> float:
+    """µs per watch line, as the reflector hands it on: decoded once, then applied."""
+    lines = [b'{"type":"' + kind.encode() + b'","object":' + raw + b"}" for raw in objects]
+    decode, apply = intake.decode_line, intake.apply_event
     start = time.perf_counter()
-    for raw in events:
-        apply(kind, raw)
-    return (time.perf_counter() - start) / len(events) * 1e6
+    for line in lines:
+        apply(decode(line), line)
+    return (time.perf_counter() - start) / len(lines) * 1e6
 
 
 def run_once(pods: int, node_count: int, *, gc_mode: str) -> dict[str, float]:
@@ -340,9 +341,9 @@ def run_once(pods: int, node_count: int, *, gc_mode: str) -> dict[str, float]:
         raw["metadata"]["namespace"] = "distinct"
         distinct.append(_encode(raw))
     try:
-        out = {"pod_added_us": _per_event(added, intake.apply_raw, "ADDED")}
+        out = {"pod_added_us": _per_event(added, intake, "ADDED")}
         assert intake.counts.templated >= pods - 1, "the burst's pods were not templated"
-        out["pod_added_parsed_us"] = _per_event(distinct, intake.apply_raw, "ADDED")
+        out["pod_added_parsed_us"] = _per_event(distinct, intake, "ADDED")
         for i, raw in enumerate(raws):  # what the cycle does before the echo: assume
             uid = Uid(raw["metadata"]["uid"])
             queued = scheduler.queue.get(uid)
@@ -350,14 +351,14 @@ def run_once(pods: int, node_count: int, *, gc_mode: str) -> dict[str, float]:
             scheduler.queue.delete(uid)
             scheduler.cluster.assume(queued.pod, names[i % len(names)])
         parsed = intake.counts.parsed
-        out["bind_echo_us"] = _per_event(echoes, intake.apply_raw, "MODIFIED")
+        out["bind_echo_us"] = _per_event(echoes, intake, "MODIFIED")
         assert intake.counts.parsed == parsed, "a bind echo was parsed"
         assert not any(scheduler.cluster.is_assumed(Uid(r["metadata"]["uid"])) for r in raws)
-        out["kubelet_running_us"] = _per_event(running, intake.apply_raw, "MODIFIED")
+        out["kubelet_running_us"] = _per_event(running, intake, "MODIFIED")
         parsed = intake.counts.parsed
-        out["kubelet_ready_us"] = _per_event(ready, intake.apply_raw, "MODIFIED")
+        out["kubelet_ready_us"] = _per_event(ready, intake, "MODIFIED")
         assert intake.counts.parsed == parsed, "a Ready update was parsed"
-        out["node_heartbeat_us"] = _per_event(beats, nodes.apply_raw, "MODIFIED")
+        out["node_heartbeat_us"] = _per_event(beats, nodes, "MODIFIED")
         assert nodes.counts.skipped == len(beats), "a heartbeat was parsed"
     finally:
         gc.enable()

@@ -6,7 +6,9 @@ cannot be batched: a plugin refused to sign, the pod has a nominated node, resou
 a PersistentVolumeClaim not bound yet (:func:`claims_bound`), or it did not opt in
 (``--batching``). The scheduler signs a pod once, when the event handlers queue it, and
 again only when the pod changes, or the Services and controllers of its namespace do
-(default topology spreading reads them).
+(default topology spreading reads them). Pods the watch built from one pod template
+(``Pod.template_id``) are signed once per template: they differ only in what no plugin
+signs (their identity).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ EXACT_PREFIX = b"exact:"
 """Starts the signature of a pod only the exact batch serves (batching/exact.py)."""
 OPTED_OUT = "OptedOut"
 VOLUMES = "Volumes"
+MEMO_CAPACITY = 1024
+"""Templates whose signature a Signer keeps (cleared when full: a new burst refills it)."""
 
 
 class BatchingMode(StrEnum):
@@ -86,7 +90,7 @@ class Signer:
     profile (``disabled_by`` names those plugins; the caller logs and counts it once).
     """
 
-    __slots__ = ("binds_volumes", "disabled_by", "exact", "mode", "profile")
+    __slots__ = ("_memo", "binds_volumes", "disabled_by", "exact", "mode", "profile")
 
     def __init__(self, profile: Profile, mode: BatchingMode, *, exact: bool = False) -> None:
         self.profile = profile
@@ -97,13 +101,34 @@ class Signer:
         batch can serve them); otherwise they are unsignable, as in kube."""
         self.binds_volumes = any(p.name == VOLUME_BINDING for p in profile.filter_plugins)
         """Without VolumeBinding nothing checks a pod's claims: such pods are not batched."""
+        self._memo: dict[int, tuple[int, SignResult]] = {}
+        """template id → (the Services' and controllers' generation, the result)."""
 
     @property
     def enabled(self) -> bool:
         return self.mode is not BatchingMode.OFF and not self.disabled_by
 
     def sign(self, pod: Pod) -> SignResult:
-        """The pod's signature, or why it has none."""
+        """The pod's signature, or why it has none.
+
+        A pod of a template signed before gets that template's result while the Services
+        and controllers are as they were then (``Workloads.generation``: default spreading
+        reads them); a nominated pod and a pod with claims are signed on their own (the
+        nomination and the claims' binding are not the template's)."""
+        template = pod.template_id
+        if not template or pod.nominated_node_name or pod.claim_names:
+            return self._sign(pod)
+        generation = self.profile.snapshot.workloads.generation
+        memo = self._memo.get(template)
+        if memo is not None and memo[0] == generation:
+            return memo[1]
+        result = self._sign(pod)
+        if len(self._memo) >= MEMO_CAPACITY:
+            self._memo.clear()
+        self._memo[template] = (generation, result)
+        return result
+
+    def _sign(self, pod: Pod) -> SignResult:
         if self.disabled_by:
             return SignResult(None, self.disabled_by[0])
         if not opted_in(pod, self.mode):

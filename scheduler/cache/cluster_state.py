@@ -161,6 +161,16 @@ class ClusterState:
         info.add_pod(placed)
         return placed
 
+    def confirm(self, uid: Uid) -> bool:
+        """Assumed → Added, keeping the assumed copy: the watch shows our bind and nothing
+        else the model reads changed (the watched record would equal it but for its
+        resourceVersion, which nothing reads from the cache). False if not assumed."""
+        if uid not in self._assumed:
+            return False
+        self._assumed.discard(uid)
+        self._pods[uid].assumed = False
+        return True
+
     def forget(self, uid: str) -> Pod | None:
         """Drop an assumption (the bind failed); no-op once confirmed or gone."""
         state = self._pods.get(Uid(uid))

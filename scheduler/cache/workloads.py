@@ -30,18 +30,23 @@ _EVERYTHING = LabelSelector()
 class Workloads:
     """Services and controllers by namespace; see the module docstring."""
 
-    __slots__ = ("_controllers", "_services")
+    __slots__ = ("_controllers", "_services", "generation")
 
     def __init__(self) -> None:
         self._services: dict[str, dict[str, Service]] = {}
         self._controllers: dict[tuple[ControllerKind, str, str], Controller] = {}
+        self.generation = 0
+        """Moves on with every write: what was derived from an older one (a signature)
+        may be stale."""
 
     # -- write side (watch handlers) ------------------------------------------------------
 
     def set_service(self, service: Service) -> None:
+        self.generation += 1
         self._services.setdefault(service.namespace, {})[service.name] = service
 
     def remove_service(self, namespace: str, name: str) -> None:
+        self.generation += 1
         services = self._services.get(namespace)
         if services is not None:
             services.pop(name, None)
@@ -49,9 +54,11 @@ class Workloads:
                 del self._services[namespace]
 
     def set_controller(self, controller: Controller) -> None:
+        self.generation += 1
         self._controllers[(controller.kind, controller.namespace, controller.name)] = controller
 
     def remove_controller(self, kind: ControllerKind, namespace: str, name: str) -> None:
+        self.generation += 1
         self._controllers.pop((kind, namespace, name), None)
 
     # -- read side ------------------------------------------------------------------------

@@ -132,6 +132,17 @@ class EventHandlers:
             return self._assigned(pod)
         return self._pending(pod)
 
+    def on_assumed_pod_bound(self, uid: Uid) -> bool:
+        """The watch shows our bind of an assumed pod and no other change the scheduler
+        reads (the intake checked it): what ``on_pod`` does with that update, without a
+        record. Returns whether the pod was assumed (then it is held, as after
+        ``on_pod``)."""
+        self.queue.delete(uid)
+        if not self.cluster.confirm(uid):
+            return False
+        self._wake(ClusterEvent.ASSIGNED_POD_ADD)
+        return True
+
     def on_pod_deleted(self, uid: Uid) -> None:
         """The pod is gone from the API: drop it from the queue and the cache."""
         self.queue.delete(uid)

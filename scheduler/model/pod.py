@@ -6,7 +6,7 @@ ports, normalized image names), so the per-node hot path never touches raw dicts
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -95,13 +95,25 @@ class Pod:
     ``PreemptionByScheduler``: a scheduler chose the pod as a preemption victim."""
     volumes: tuple[PodVolume, ...] = ()
     """``spec.volumes`` as the volume plugins read them (claims, inline disks, signature)."""
+    template_id: int = field(default=0, compare=False)
+    """Non-zero for a pod the watch built from a pod template parsed before
+    (``kube.intake.templates``): pods of one id are equal but for their identity (key,
+    name, uid, resource version), so the Signer signs a template once. Not compared:
+    how a record was built is not what it says."""
+
+    def copied(self) -> Pod:
+        """A copy, slot by slot through the slots' own descriptors: per pod on the hot
+        paths (assume, the watch's pods of one template), where ``dataclasses.replace``
+        and ``__init__`` cost three times as much. Callers set what differs with
+        ``object.__setattr__`` before anyone else sees the copy."""
+        copy = object.__new__(Pod)
+        for get, put in _SLOT_ACCESS:
+            put(copy, get(self))
+        return copy
 
     def with_node_name(self, node_name: str) -> Pod:
-        """A copy placed on ``node_name`` (assume). Per pod on the hot path, so it copies
-        the slots directly instead of going through dataclasses.replace and __init__."""
-        placed = object.__new__(Pod)
-        for name in _POD_SLOTS:
-            object.__setattr__(placed, name, getattr(self, name))
+        """A copy placed on ``node_name`` (assume)."""
+        placed = self.copied()
         object.__setattr__(placed, "node_name", node_name)
         return placed
 
@@ -128,4 +140,7 @@ class Pod:
         return self.phase in ("Succeeded", "Failed")
 
 
-_POD_SLOTS = tuple(f.name for f in fields(Pod))
+_SLOT_ACCESS = tuple(
+    (getattr(Pod, f.name).__get__, getattr(Pod, f.name).__set__) for f in fields(Pod)
+)
+"""(get, set) of each slot's member descriptor: they bypass the frozen ``__setattr__``."""

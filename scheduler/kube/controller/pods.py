@@ -109,6 +109,15 @@ class PodEvents:
         self.versions.pop(pod.uid, None)
         return False
 
+    def confirm_bound(self, uid: Uid, version: str) -> bool:
+        """Our bind of an assumed pod, seen at ``version`` with nothing else changed
+        (``EventHandlers.on_assumed_pod_bound``); returns whether the pod was assumed."""
+        if not self.handlers.on_assumed_pod_bound(uid):
+            return False
+        self._bad.pop(uid, None)
+        self.versions[uid] = version
+        return True
+
     def delete(self, uid: Uid) -> None:
         """The pod is gone from the API."""
         self.versions.pop(uid, None)

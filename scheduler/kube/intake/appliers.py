@@ -12,8 +12,9 @@ as (fingerprint, nodeName) per pod and a fingerprint per node:
   pending pod is skipped only while it is queued or assumed — otherwise the handlers
   would queue it, and they still do;
 * **same fingerprint, nodeName now set to the node we assumed it on** (the MODIFIED echo of
-  our own bind): the assumed record, at the event's version, goes to the handlers as the
-  parsed pod would have (they confirm the assumption), without building a model;
+  our own bind): the handlers confirm the assumption in place
+  (``EventHandlers.on_assumed_pod_bound``: the parsed record would equal the assumed one
+  but for its version), without building a model;
 * anything else of a pod template parsed before (the next pod of a ReplicaSet or a Job:
   ``templates``): that record with this pod's identity goes to the handlers;
 * anything else: decoded in full and parsed (``model.parse``) by the controller's
@@ -36,20 +37,25 @@ from scheduler import logs
 from scheduler.kube.controller.pods import object_ref, resource_version
 from scheduler.kube.intake.peek import (
     Buffer,
+    NodeEvent,
     PeekError,
+    PodEvent,
+    WatchEvent,
+    decode_node_event,
+    decode_pod_event,
     identity,
+    node_peek,
     peek_node,
     peek_pod,
-    top_level_node_name,
+    pod_peek,
 )
 from scheduler.kube.intake.templates import PodTemplates
 from scheduler.model.keys import Uid
-from scheduler.model.pod import Pod
 
 if TYPE_CHECKING:
     from scheduler.kube.controller.nodes import NodeEvents
     from scheduler.kube.controller.pods import PodEvents
-    from scheduler.kube.intake.peek import PodPeek
+    from scheduler.kube.intake.peek import NodePeek, PodPeek
     from scheduler.metrics import Metrics
 
 __all__ = ["NodeIntake", "PodIntake", "decode_object"]
@@ -57,21 +63,15 @@ __all__ = ["NodeIntake", "PodIntake", "decode_object"]
 log = logs.get_logger(__name__)
 
 DELETED = "DELETED"
-_POD_SLOTS: tuple[str, ...] = Pod.__slots__
 
 
-def decode_object(raw: Buffer) -> object:
-    """The object as plain JSON values (``orjson``: the fastest to dicts here, bench.intake)."""
-    return orjson.loads(memoryview(raw))
-
-
-def _at_version(pod: Pod, resource_version: str) -> Pod:
-    """A copy of ``pod`` at ``resource_version`` (slot by slot, as ``Pod.with_node_name``)."""
-    copy = object.__new__(Pod)
-    for name in _POD_SLOTS:
-        object.__setattr__(copy, name, getattr(pod, name))
-    object.__setattr__(copy, "resource_version", resource_version)
-    return copy
+def decode_object(raw: Buffer, *, in_event: bool = False) -> object:
+    """The object as plain JSON values (``orjson``: the fastest to dicts here, bench.intake);
+    ``in_event``: ``raw`` is a whole watch line, the object its ``object``."""
+    decoded = orjson.loads(memoryview(raw))
+    if in_event:
+        return decoded.get("object") if isinstance(decoded, dict) else None
+    return decoded
 
 
 class _Counts:
@@ -100,6 +100,18 @@ class PodIntake:
         self._applied: dict[Uid, tuple[int, str]] = {}
         """uid → (fingerprint, nodeName) of the version last delivered, per held pod."""
 
+    decode_line = staticmethod(decode_pod_event)
+
+    def apply_event(self, event: PodEvent | WatchEvent, line: Buffer) -> tuple[str, str]:
+        """One watch event as :meth:`decode_line` decoded it from ``line``; returns the
+        pod's uid and resourceVersion (``""`` where unreadable)."""
+        if isinstance(event, WatchEvent):  # the object did not fit the peek
+            return self.apply_raw(event.type, event.object)
+        if event.type == DELETED:
+            meta = event.object.metadata
+            return self._deleted(Uid(meta.uid)), meta.resourceVersion
+        return self._apply(event.type, pod_peek(event.object), line, in_event=True)
+
     def apply_raw(self, event_type: str | None, raw: Buffer) -> tuple[str, str]:
         """One event (``None``: a listed object) with its object still encoded; returns
         the pod's uid and resourceVersion (``""`` where unreadable)."""
@@ -109,6 +121,11 @@ class PodIntake:
             peek = peek_pod(raw)
         except PeekError:
             return self._parse(event_type, raw, None)
+        return self._apply(event_type, peek, raw, in_event=False)
+
+    def _apply(
+        self, event_type: str | None, peek: PodPeek, raw: Buffer, *, in_event: bool
+    ) -> tuple[str, str]:
         uid = Uid(peek.uid)
         held = self.events.versions.get(uid)
         if held is not None:
@@ -118,14 +135,12 @@ class PodIntake:
             if (
                 applied is not None
                 and applied[0] == peek.fingerprint
-                and self._unchanged(uid, applied[1], peek.node_name, peek.resource_version, raw)
+                and self._unchanged(uid, applied[1], peek.node_name, peek.resource_version)
             ):
                 return uid, peek.resource_version
-        return self._parse(event_type, raw, peek)
+        return self._parse(event_type, raw, peek, in_event=in_event)
 
-    def _unchanged(
-        self, uid: Uid, applied_node: str, node_name: str, version: str, raw: Buffer
-    ) -> bool:
+    def _unchanged(self, uid: Uid, applied_node: str, node_name: str, version: str) -> bool:
         """Apply an event whose fingerprint equals the last delivered one without parsing
         it, if that is exact (module docstring); False: parse it."""
         cluster = self.handlers.cluster
@@ -141,19 +156,16 @@ class PodIntake:
         assumed = cluster.get_pod(uid)
         if assumed is None or assumed.node_name != node_name:
             return False  # bound elsewhere than we assumed: parse it
-        try:
-            if top_level_node_name(raw) != node_name:
-                return False  # the peek's nodeName was not spec's: parse it
-        except PeekError:
-            return False
-        if self.events.deliver(_at_version(assumed, version)):
+        if self.events.confirm_bound(uid, version):
             self._applied[uid] = (self._applied[uid][0], node_name)
         else:
             self._applied.pop(uid, None)
         self.counts.confirmed += 1
         return True
 
-    def _parse(self, event_type: str | None, raw: Buffer, peek: PodPeek | None) -> tuple[str, str]:
+    def _parse(
+        self, event_type: str | None, raw: Buffer, peek: PodPeek | None, *, in_event: bool = False
+    ) -> tuple[str, str]:
         if peek is None:
             self.counts.parsed += 1
             obj = _decoded(raw, "Pod", self.metrics)
@@ -170,7 +182,7 @@ class PodIntake:
             self.events.deliver(pod)
         else:
             self.counts.parsed += 1
-            obj = _decoded(raw, "Pod", self.metrics)
+            obj = _decoded(raw, "Pod", self.metrics, in_event=in_event)
             if obj is None:
                 return "", ""
             pod = self.events.apply(event_type, obj)
@@ -191,10 +203,12 @@ class PodIntake:
                 return "", ""
             _, _, uid_text = object_ref(obj)
             version = resource_version(obj)
-        uid = Uid(uid_text)
+        return self._deleted(Uid(uid_text)), version
+
+    def _deleted(self, uid: Uid) -> str:
         self._applied.pop(uid, None)
         self.events.delete(uid)
-        return uid, version
+        return uid
 
     def apply(self, event_type: str | None, raw: Mapping[str, object]) -> None:
         """A decoded event (``sync``'s protocol): parsed in full, fingerprint forgotten."""
@@ -224,6 +238,18 @@ class NodeIntake:
         self._applied: dict[str, int] = {}
         """name → fingerprint of the version last delivered, per cached node."""
 
+    decode_line = staticmethod(decode_node_event)
+
+    def apply_event(self, event: NodeEvent | WatchEvent, line: Buffer) -> tuple[str, str]:
+        """One watch event as :meth:`decode_line` decoded it from ``line``; returns the
+        node's name and resourceVersion (``""`` where unreadable)."""
+        if isinstance(event, WatchEvent):  # the object did not fit the peek
+            return self.apply_raw(event.type, event.object)
+        if event.type == DELETED:
+            meta = event.object.metadata
+            return self._deleted(meta.name), meta.resourceVersion
+        return self._apply(event.type, node_peek(event.object), line, in_event=True)
+
     def apply_raw(self, event_type: str | None, raw: Buffer) -> tuple[str, str]:
         """One event (``None``: a listed object) with its object still encoded; returns
         the node's name and resourceVersion (``""`` where unreadable)."""
@@ -233,13 +259,21 @@ class NodeIntake:
             except PeekError:
                 pass
             else:
-                self._applied.pop(name, None)
-                self.events.delete(name)
-                return name, version
+                return self._deleted(name), version
         try:
             peek = peek_node(raw)
         except PeekError:
             peek = None
+        return self._apply(event_type, peek, raw, in_event=False)
+
+    def _deleted(self, name: str) -> str:
+        self._applied.pop(name, None)
+        self.events.delete(name)
+        return name
+
+    def _apply(
+        self, event_type: str | None, peek: NodePeek | None, raw: Buffer, *, in_event: bool
+    ) -> tuple[str, str]:
         if peek is not None and event_type != DELETED:
             held = self.events.versions.get(peek.name)
             if held is not None and self._applied.get(peek.name) == peek.fingerprint:
@@ -248,7 +282,7 @@ class NodeIntake:
                     self.counts.skipped += 1
                 return peek.name, peek.resource_version
         self.counts.parsed += 1
-        obj = _decoded(raw, "Node", self.metrics)
+        obj = _decoded(raw, "Node", self.metrics, in_event=in_event)
         if obj is None:
             return "", ""
         self.events.apply(event_type, obj)
@@ -282,10 +316,12 @@ def _node_name(raw: Mapping[str, object]) -> str:
     return name if isinstance(name, str) else ""
 
 
-def _decoded(raw: Buffer, kind: str, metrics: Metrics) -> dict[str, object] | None:
+def _decoded(
+    raw: Buffer, kind: str, metrics: Metrics, *, in_event: bool = False
+) -> dict[str, object] | None:
     """The object as a dict, or None (counted and logged) if it is not a JSON object."""
     try:
-        obj = decode_object(raw)
+        obj = decode_object(raw, in_event=in_event)
     except orjson.JSONDecodeError as exc:
         problem = f"not JSON: {exc}"
     else:

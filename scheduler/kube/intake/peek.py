@@ -2,25 +2,28 @@
 
 ``msgspec`` decodes an event into small structs that name only the fields the model reads
 (everything else — ``managedFields``, container states, heartbeat conditions — is skipped
-by its scanner without building a Python object); the subtrees we read whole (``spec``,
-labels, allocatable, …) stay raw bytes. The fingerprint is Python's hash of those bytes
-(keyed SipHash, 64 bits: two versions of one object collide with odds of 2**-64, and no
-one can aim at it without the process's key): two versions with equal fingerprints parse
-to equal model records but for the resourceVersion (and, for a pod, ``spec.nodeName``,
-which the fingerprint leaves out so the MODIFIED echo of our own bind matches the pending
-pod we assumed).
+by its scanner without building a Python object); the subtrees we read whole (labels, each
+PodSpec member the model reads, allocatable, …) stay raw bytes. A watch line is decoded
+once, its object peeked in the same pass (:func:`decode_pod_event`). The fingerprint is
+Python's hash of those bytes (keyed SipHash, 64 bits: two versions of one object collide
+with odds of 2**-64, and no one can aim at it without the process's key): two versions
+with equal fingerprints parse to equal model records but for the resourceVersion (and,
+for a pod, ``spec.nodeName``, which the fingerprint leaves out so the MODIFIED echo of our
+own bind matches the pending pod we assumed).
 
 A pod's fingerprint covers ``metadata`` name, namespace, labels, annotations,
-creationTimestamp, deletionTimestamp and ownerReferences; ``spec`` (less ``nodeName``);
-``status`` phase, nominatedNodeName, startTime, the ``DisruptionTarget`` and
-``PodResizePending`` conditions and each container status's name, allocatedResources and
-resources — what ``model.parse_pod`` and ``model.parse_requests`` read. A node's covers
-name, uid, labels, ``spec``, allocatable, capacity and images (``model.parse_node``).
+creationTimestamp, deletionTimestamp and ownerReferences; the ``spec`` members the model
+reads (``_PodSpec``) but ``nodeName``; ``status`` phase, nominatedNodeName, startTime, the
+``DisruptionTarget`` and ``PodResizePending`` conditions and each container status's name,
+allocatedResources and resources — what ``model.parse_pod`` and ``model.parse_requests``
+read (``tests/kube/test_peek.py`` holds the lists equal). A node's covers name, uid,
+labels, ``spec``, allocatable, capacity and images (``model.parse_node``).
 Anything the structs cannot take (a wrong type, bad JSON) raises :class:`PeekError`: the
 caller then parses in full, which names the bad field.
 
-Decoder chosen by measurement (``python -m bench.intake``, docs/performance.md): a
-``msgspec`` peek of a 2.2 KB pod is about 2 µs where ``json.loads`` of it is 15.
+Decoder chosen by measurement (``python -m bench.intake``, docs/performance.md): the
+``msgspec`` peek of a 2.2 KB pod costs about half of ``orjson.loads`` of it, and a third
+of ``json.loads``.
 
 Neighbours: ``appliers`` (skips on equal fingerprints), ``reflector`` (splits the stream).
 """
@@ -31,14 +34,22 @@ import msgspec
 
 __all__ = [
     "Buffer",
+    "Node",
+    "NodeEvent",
     "NodePeek",
     "PeekError",
+    "Pod",
+    "PodEvent",
     "PodPeek",
     "WatchEvent",
     "decode_event",
+    "decode_node_event",
+    "decode_pod_event",
+    "identity",
+    "node_peek",
     "peek_node",
     "peek_pod",
-    "top_level_node_name",
+    "pod_peek",
 ]
 
 Buffer = bytes | msgspec.Raw
@@ -96,6 +107,28 @@ class _PodMeta(msgspec.Struct):
     ownerReferences: msgspec.Raw = _NONE
 
 
+class _PodSpec(msgspec.Struct):
+    """The PodSpec members the model reads (``model.parse_pod``, ``parse_requests``: a test
+    holds the two lists equal), raw; ``nodeName`` decoded, and left out of the
+    fingerprint."""
+
+    nodeName: str = ""
+    schedulerName: msgspec.Raw = _NONE
+    priority: msgspec.Raw = _NONE
+    preemptionPolicy: msgspec.Raw = _NONE
+    schedulingGates: msgspec.Raw = _NONE
+    containers: msgspec.Raw = _NONE
+    initContainers: msgspec.Raw = _NONE
+    overhead: msgspec.Raw = _NONE
+    resources: msgspec.Raw = _NONE
+    nodeSelector: msgspec.Raw = _NONE
+    affinity: msgspec.Raw = _NONE
+    tolerations: msgspec.Raw = _NONE
+    topologySpreadConstraints: msgspec.Raw = _NONE
+    resourceClaims: msgspec.Raw = _NONE
+    volumes: msgspec.Raw = _NONE
+
+
 class _PodStatus(msgspec.Struct):
     phase: msgspec.Raw = _NONE
     nominatedNodeName: msgspec.Raw = _NONE
@@ -105,14 +138,12 @@ class _PodStatus(msgspec.Struct):
     initContainerStatuses: list[_ContainerStatus] = msgspec.field(default_factory=list)
 
 
-class _Pod(msgspec.Struct):
+class Pod(msgspec.Struct):
+    """A pod as the peek decodes it: identity, ``spec.nodeName``, the rest raw."""
+
     metadata: _PodMeta = msgspec.field(default_factory=_PodMeta)
-    spec: msgspec.Raw = _NONE
+    spec: _PodSpec = msgspec.field(default_factory=_PodSpec)
     status: _PodStatus = msgspec.field(default_factory=_PodStatus)
-
-
-class _PodSpec(msgspec.Struct):
-    nodeName: str = ""
 
 
 class _NodeMeta(msgspec.Struct):
@@ -128,40 +159,65 @@ class _NodeStatus(msgspec.Struct):
     images: msgspec.Raw = _NONE
 
 
-class _Node(msgspec.Struct):
+class Node(msgspec.Struct):
+    """A node as the peek decodes it."""
+
     metadata: _NodeMeta = msgspec.field(default_factory=_NodeMeta)
     spec: msgspec.Raw = _NONE
     status: _NodeStatus = msgspec.field(default_factory=_NodeStatus)
 
 
+class PodEvent(msgspec.Struct):
+    """A watch line of the pods' watch, its object peeked in the same pass."""
+
+    type: str = ""
+    object: Pod = msgspec.field(default_factory=Pod)
+
+
+class NodeEvent(msgspec.Struct):
+    """A watch line of the nodes' watch, its object peeked in the same pass."""
+
+    type: str = ""
+    object: Node = msgspec.field(default_factory=Node)
+
+
 _events = msgspec.json.Decoder(WatchEvent)
 _identities = msgspec.json.Decoder(_Identity)
-_pods = msgspec.json.Decoder(_Pod)
-_nodes = msgspec.json.Decoder(_Node)
+_pods = msgspec.json.Decoder(Pod)
+_nodes = msgspec.json.Decoder(Node)
+_pod_events = msgspec.json.Decoder(PodEvent)
+_node_events = msgspec.json.Decoder(NodeEvent)
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
-
-
-class _SpecOnly(msgspec.Struct):
-    spec: _PodSpec = msgspec.field(default_factory=_PodSpec)
-
-
-_spec_only = msgspec.json.Decoder(_SpecOnly)
-_NODE_NAME = b'"nodeName":"'
 _EPHEMERAL = b'"ephemeral":'
 _SEPARATOR = b"\x00"
 """Joins the fingerprinted parts: JSON text never holds a raw NUL, so the join is
 unambiguous."""
 
 
-class PodPeek(msgspec.Struct, frozen=True):
+class PodPeek(msgspec.Struct):
     uid: str
     resource_version: str
     node_name: str
     fingerprint: int
     namespace: str
     name: str
-    template: bytes
-    """Every part the model reads but the pod's identity (``templates``)."""
+    parts: tuple[Buffer, ...]
+    """What the fingerprint hashed, kept for :meth:`template`."""
+    volumes: Buffer
+    _template: bytes | None = None
+
+    def template(self) -> bytes:
+        """Every part the model reads but the pod's identity (``templates``): the
+        fingerprinted parts less the name (read only to name ephemeral volumes' claims) and
+        with the node, exactly (compared as bytes, not hashed). Built on first use: only a
+        pending pod's ADDED asks."""
+        if self._template is None:
+            parts = list(self.parts)
+            if _EPHEMERAL not in bytes(self.volumes):
+                parts[0] = b""
+            parts.append(self.node_name.encode())
+            self._template = _SEPARATOR.join(parts)
+        return self._template
 
 
 class NodePeek(msgspec.Struct, frozen=True):
@@ -176,6 +232,23 @@ def decode_event(line: Buffer) -> WatchEvent:
         return _events.decode(line)
     except _DECODE_ERRORS as exc:
         raise PeekError(str(exc)) from None
+
+
+def decode_pod_event(line: Buffer) -> PodEvent | WatchEvent:
+    """A line of the pods' watch: peeked in one pass where the object fits the peek's
+    structs, else (an ERROR's Status, a malformed pod) with its object raw."""
+    try:
+        return _pod_events.decode(line)
+    except _DECODE_ERRORS:
+        return decode_event(line)
+
+
+def decode_node_event(line: Buffer) -> NodeEvent | WatchEvent:
+    """A line of the nodes' watch, as :func:`decode_pod_event`."""
+    try:
+        return _node_events.decode(line)
+    except _DECODE_ERRORS:
+        return decode_event(line)
 
 
 def identity(raw: Buffer) -> tuple[str, str, str, str]:
@@ -193,9 +266,13 @@ def peek_pod(raw: Buffer) -> PodPeek:
         pod = _pods.decode(raw)
     except _DECODE_ERRORS as exc:
         raise PeekError(str(exc)) from None
-    meta, status = pod.metadata, pod.status
-    spec, node_name = _without_node_name(bytes(pod.spec))
-    parts = [
+    return pod_peek(pod)
+
+
+def pod_peek(pod: Pod) -> PodPeek:
+    """The peek of a decoded pod (a LIST item's or a watch line's)."""
+    meta, spec, status = pod.metadata, pod.spec, pod.status
+    parts: tuple[Buffer, ...] = (
         meta.name.encode(),
         meta.namespace.encode(),
         meta.labels,
@@ -203,45 +280,44 @@ def peek_pod(raw: Buffer) -> PodPeek:
         meta.creationTimestamp,
         meta.deletionTimestamp,
         meta.ownerReferences,
-        spec,
+        spec.schedulerName,
+        spec.priority,
+        spec.preemptionPolicy,
+        spec.schedulingGates,
+        spec.containers,
+        spec.initContainers,
+        spec.overhead,
+        spec.resources,
+        spec.nodeSelector,
+        spec.affinity,
+        spec.tolerations,
+        spec.topologySpreadConstraints,
+        spec.resourceClaims,
+        spec.volumes,
         status.phase,
         status.nominatedNodeName,
         status.startTime,
-    ]
+    )
+    more: list[Buffer] = []
     for condition in status.conditions:
         if condition.type in _READ_CONDITIONS:
-            parts += (b"\x01", condition.type.encode(), condition.status, condition.reason)
-    for mark, statuses in (
-        (b"\x02", status.initContainerStatuses),
-        (b"\x03", status.containerStatuses),
-    ):
-        for cs in statuses:
-            parts += (mark, cs.name, cs.allocatedResources, cs.resources)
-    fingerprint = hash(_SEPARATOR.join(parts))
-    # The template: the same parts but the name (read only to name ephemeral volumes' claims)
-    # and with the node, exactly (compared as bytes, not hashed: ``templates``).
-    if _EPHEMERAL not in spec:
-        parts[0] = b""
-    parts.append(node_name.encode())
-    template = _SEPARATOR.join(parts)
+            more += (b"\x01", condition.type.encode(), condition.status, condition.reason)
+    for cs in status.initContainerStatuses:
+        more += (b"\x02", cs.name, cs.allocatedResources, cs.resources)
+    for cs in status.containerStatuses:
+        more += (b"\x03", cs.name, cs.allocatedResources, cs.resources)
+    if more:
+        parts += tuple(more)
     return PodPeek(
         meta.uid,
         meta.resourceVersion,
-        node_name,
-        fingerprint,
+        spec.nodeName,
+        hash(_SEPARATOR.join(parts)),
         meta.namespace,
         meta.name,
-        template,
+        parts,
+        spec.volumes,
     )
-
-
-def top_level_node_name(raw: Buffer) -> str:
-    """``spec.nodeName`` decoded properly (the peek finds it by its bytes; this checks it
-    where a skip depends on it)."""
-    try:
-        return _spec_only.decode(raw).spec.nodeName
-    except _DECODE_ERRORS as exc:
-        raise PeekError(str(exc)) from None
 
 
 def peek_node(raw: Buffer) -> NodePeek:
@@ -250,6 +326,11 @@ def peek_node(raw: Buffer) -> NodePeek:
         node = _nodes.decode(raw)
     except _DECODE_ERRORS as exc:
         raise PeekError(str(exc)) from None
+    return node_peek(node)
+
+
+def node_peek(node: Node) -> NodePeek:
+    """The peek of a decoded node (a LIST item's or a watch line's)."""
     meta, status = node.metadata, node.status
     parts = (
         meta.name.encode(),
@@ -261,29 +342,3 @@ def peek_node(raw: Buffer) -> NodePeek:
         status.images,
     )
     return NodePeek(meta.name, meta.resourceVersion, hash(_SEPARATOR.join(parts)))
-
-
-def _without_node_name(spec: bytes) -> tuple[bytes, str]:
-    """``spec`` without its ``"nodeName":"…"`` member (as the pending pod's spec was), and
-    the member's value ("" if there is none).
-
-    The member is found as the serializer writes it; written any other way it stays in the
-    fingerprinted bytes, which then differ from the pending pod's, and the event is parsed
-    in full: never a wrong skip. (The byte sequence cannot occur inside a JSON string, whose
-    quotes are escaped; PodSpec has no other ``nodeName`` key, and the one skip that relies
-    on the value being ``spec.nodeName``, the bind echo, checks it with
-    :func:`top_level_node_name`.)"""
-    at = spec.find(_NODE_NAME)
-    if at < 0:
-        return spec, ""
-    start = at + len(_NODE_NAME)
-    end = spec.find(b'"', start)
-    value = spec[start:end]
-    if end < 0 or not value or b"\\" in value:
-        return spec, ""  # escapes, or empty: leave it to the full parse
-    stop = end + 1
-    if spec[stop : stop + 1] == b",":
-        stop += 1  # the member and its comma
-    elif spec[at - 1 : at] == b",":
-        at -= 1  # the last member and the comma before it
-    return spec[:at] + spec[stop:], value.decode()

@@ -18,8 +18,9 @@ on), applying each event in order, and
 * resyncs nothing: kube's scheduler informers run without resync, and the periodic safety
   net (``sync.CacheSync.repair``) is a separate, counted check.
 
-Decoding is left to the appliers (``appliers``): the reflector splits the stream into
-events (a ``msgspec`` struct with the object raw) and reads only the version to resume from.
+Decoding is left to the appliers (``appliers``): each decodes a watch line once, into its
+kind's typed event (``peek.decode_pod_event``); the reflector reads only the event's type
+and the version to resume from.
 
 Neighbours: ``appliers``, ``kube.client`` (``request_bytes``, ``watch_lines``),
 ``kube.controller.operator`` (runs one per hot kind beside kopf).
@@ -28,7 +29,7 @@ Neighbours: ``appliers``, ``kube.client`` (``request_bytes``, ``watch_lines``),
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -37,7 +38,7 @@ from scheduler.kube import errors
 from scheduler.kube.client import backoff_delay
 from scheduler.kube.controller.settings import LIST_CHUNK
 from scheduler.kube.controller.sync import Cause
-from scheduler.kube.intake.peek import Buffer, PeekError, decode_event
+from scheduler.kube.intake.peek import Buffer, PeekError, WatchEvent, decode_event
 
 if TYPE_CHECKING:
     from scheduler.kube.client import ApiClient
@@ -59,6 +60,12 @@ class RawApplier(Protocol):
 
     def apply_raw(self, event_type: str | None, raw: Buffer) -> tuple[str, str]:
         """One event with its object encoded; returns the object's (key, resourceVersion)."""
+
+    def decode_line(self, line: Buffer) -> Any:
+        """A watch line as an event with a ``type`` (:class:`PeekError`: not an event)."""
+
+    def apply_event(self, event: Any, line: Buffer) -> tuple[str, str]:
+        """An ADDED, MODIFIED or DELETED event :meth:`decode_line` gave for ``line``."""
 
 
 class Expired(Exception):
@@ -187,18 +194,18 @@ class Reflector:
             "timeoutSeconds": options.watch_server_timeout,
         }
         self.watches += 1
-        apply = self.applier.apply_raw
+        decode, apply = self.applier.decode_line, self.applier.apply_event
         async for line in self.client.watch_lines(
             self.kind.path,
             params,
             timeout=options.watch_client_timeout,
             connect_timeout=options.connect_timeout,
         ):
-            event = decode_event(line)
+            event = decode(line)
             kind = event.type
             if kind in _EVENT_TYPES:
                 try:
-                    _, version = apply(kind, event.object)
+                    _, version = apply(event, line)
                 except Exception as exc:
                     # One object must not end the watch. The appliers report bad objects
                     # themselves: this is a fault of ours, logged with its traceback.
@@ -207,13 +214,9 @@ class Reflector:
                 if version:
                     self.version = version
             elif kind == "BOOKMARK":
-                try:
-                    version = _lists.decode(event.object).metadata.resourceVersion
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    version = ""  # a bookmark we cannot read moves nothing on
-                self.version = version or self.version
+                self.version = _bookmark_version(event) or self.version
             elif kind == "ERROR":
-                self._raise_status(event.object)
+                self._raise_status(decode_event(line).object)
             else:
                 log.warning("watch_event_unknown", kind=str(self.kind), type=kind)
 
@@ -230,3 +233,14 @@ class Reflector:
             method="WATCH",
             path=self.kind.path,
         )
+
+
+def _bookmark_version(event: Any) -> str:
+    """A BOOKMARK's resourceVersion ("" if unreadable: it then moves nothing on)."""
+    if not isinstance(event, WatchEvent):
+        version = event.object.metadata.resourceVersion
+        return version if isinstance(version, str) else ""
+    try:
+        return _lists.decode(event.object).metadata.resourceVersion
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return ""

@@ -5,32 +5,34 @@ spec, labels, annotations, owner and creation second; only the name, uid and
 resourceVersion differ, and ``model.parse_pod`` reads those for the record's identity alone
 (the name also names ephemeral volumes' claims, so a pod with an ephemeral volume keeps its
 name in the template). :class:`PodTemplates` keeps the record parsed for each template
-(``peek.PodPeek.template``: the bytes of everything else the parser reads, compared
+(``peek.PodPeek.template()``: the bytes of everything else the parser reads, compared
 exactly, never by hash) and gives the next pod of that template a copy with its own
 identity: the record ``pod_from_raw`` would have built, for about a tenth of its cost
 (``bench.intake``). A template whose pod failed to parse is never kept, so every bad pod
-is parsed, and reported by name, on its own.
+is parsed, and reported by name, on its own. Each template gets an id
+(``Pod.template_id``), carried by every record given out for it, so that the Signer signs
+a template once.
 
 Neighbours: ``appliers`` (asks first, keeps what it parsed), ``peek`` (the template).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from scheduler.model.keys import Uid, pod_key
-from scheduler.model.pod import Pod
 
 if TYPE_CHECKING:
     from scheduler.kube.intake.peek import PodPeek
+    from scheduler.model.pod import Pod
 
 __all__ = ["PodTemplates"]
 
 CAPACITY = 256
 """Templates kept (least recently used out): a few KB each."""
-_IDENTITY = frozenset({"key", "name", "uid", "resource_version"})
-_SHARED: tuple[str, ...] = tuple(name for name in Pod.__slots__ if name not in _IDENTITY)
 
 
 class PodTemplates:
@@ -39,20 +41,20 @@ class PodTemplates:
     def __init__(self, capacity: int = CAPACITY) -> None:
         self.capacity = capacity
         self._records: OrderedDict[bytes, Pod] = OrderedDict()
+        self._ids = itertools.count(1)
         self.hits = 0
 
     def get(self, peek: PodPeek) -> Pod | None:
         """The record for ``peek``'s pod if its template was parsed before, else None."""
         if not peek.name:
             return None  # the parser refuses it: let it say so
-        template = self._records.get(peek.template)
+        key = peek.template()
+        template = self._records.get(key)
         if template is None:
             return None
-        self._records.move_to_end(peek.template)
+        self._records.move_to_end(key)
         self.hits += 1
-        pod = object.__new__(Pod)
-        for name in _SHARED:
-            object.__setattr__(pod, name, getattr(template, name))
+        pod = template.copied()
         namespace = peek.namespace or "default"
         object.__setattr__(pod, "key", pod_key(namespace, peek.name))
         object.__setattr__(pod, "name", peek.name)
@@ -61,8 +63,9 @@ class PodTemplates:
         return pod
 
     def put(self, peek: PodPeek, pod: Pod) -> None:
-        """Keep ``pod`` (parsed from ``peek``'s object) for its template."""
-        self._records[peek.template] = pod
-        self._records.move_to_end(peek.template)
+        """Keep ``pod`` (parsed from ``peek``'s object) for its template, under a new id."""
+        key = peek.template()
+        self._records[key] = dataclasses.replace(pod, template_id=next(self._ids))
+        self._records.move_to_end(key)
         while len(self._records) > self.capacity:
             self._records.popitem(last=False)
