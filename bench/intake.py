@@ -71,8 +71,13 @@ class _Silent:
 
 
 def api_pod(i: int) -> dict[str, Any]:
-    """A pending pod as kube-apiserver v1.37 returns it (defaults, token volume, managedFields)."""
+    """A pending pod as kube-apiserver v1.37 returns it (defaults, a token volume named for
+    the pod, managedFields)."""
     name = f"burst-{i:05d}"
+    # ServiceAccount admission names each pod's token volume with a random suffix.
+    token_volume = "kube-api-access-" + "".join(
+        "bcdfghjklmnpqrstvwxz2456789"[(i * 7 + k * 13) % 27] for k in range(5)
+    )
     return {
         "kind": "Pod",
         "apiVersion": "v1",
@@ -125,7 +130,7 @@ def api_pod(i: int) -> dict[str, Any]:
         "spec": {
             "volumes": [
                 {
-                    "name": "kube-api-access-x7k2p",
+                    "name": token_volume,
                     "projected": {
                         "sources": [
                             {
@@ -165,7 +170,7 @@ def api_pod(i: int) -> dict[str, Any]:
                     "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}},
                     "volumeMounts": [
                         {
-                            "name": "kube-api-access-x7k2p",
+                            "name": token_volume,
                             "readOnly": True,
                             "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
                         }

@@ -47,7 +47,7 @@ IDLE_LEAVES = ("_worker (concurrent/futures/thread.py:",)
 """A pool thread blocked on its queue, which py-spy samples as running."""
 LOOP_DISPATCH = "(asyncio/events.py:"
 """``Handle._run``: the event loop stepping a task or calling a callback."""
-WATCH = "watch and dispatch (kopf; client-go's reflector and informers)"
+WATCH = "watch and dispatch (our reflectors and kopf; client-go's reflector and informers)"
 
 # (stage, substrings of a frame that put a sample there), first match wins. The two lists
 # name the same pipeline steps in each scheduler's own code.
@@ -74,8 +74,8 @@ OURS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "scheduler/cache/",
         ),
     ),
+    (WATCH, ("scheduler/kube/intake/", "kopf/")),
     ("the rest of ours (metrics, logs, start-up)", ("scheduler/",)),
-    (WATCH, ("kopf/",)),
     ("HTTP, JSON and event loop", ("aiohttp/", "asyncio/", "json/", "yarl/", "multidict/")),
 )
 KUBE: tuple[tuple[str, tuple[str, ...]], ...] = (

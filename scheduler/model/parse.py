@@ -11,7 +11,7 @@ from __future__ import annotations
 from scheduler.model.parse_common import is_scalar_resource_name, normalize_image
 from scheduler.model.parse_disruption import pdb_from_raw
 from scheduler.model.parse_node import node_from_raw, taint_from_raw
-from scheduler.model.parse_pod import pod_from_raw
+from scheduler.model.parse_pod import pod_from_raw, pod_with_status
 from scheduler.model.parse_selectors import (
     label_selector_from_raw,
     node_selector_from_raw,
@@ -35,6 +35,7 @@ __all__ = [
     "normalize_image",
     "pdb_from_raw",
     "pod_from_raw",
+    "pod_with_status",
     "preferred_scheduling_term_from_raw",
     "service_from_raw",
     "taint_from_raw",

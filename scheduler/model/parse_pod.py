@@ -388,3 +388,22 @@ def pod_from_raw(raw: Mapping[str, object]) -> Pod:
         preempted=_preempted(r, status.get("conditions")),
         volumes=pod_volumes_from_raw(r, spec.get("volumes"), name),
     )
+
+
+def pod_with_status(pod: Pod, status: Mapping[str, object], resource_version: str) -> Pod:
+    """``pod`` at ``resource_version`` with what :func:`pod_from_raw` reads of ``status``
+    apart from the container statuses and ``PodResizePending`` (those feed the requests):
+    phase, startTime, nominatedNodeName and the DisruptionTarget condition, checked as
+    there (``ModelError`` naming the field). For an update that changed only these — a
+    kubelet's Running, a nomination — without parsing the rest again."""
+    r = Reader(f"Pod {pod.key}")
+    updated = pod.copied()
+    put = object.__setattr__
+    put(updated, "resource_version", resource_version)
+    put(updated, "phase", r.string(status.get("phase"), "status.phase"))
+    put(updated, "start_time", _timestamp(r, status.get("startTime"), "status.startTime"))
+    nominated = r.string(status.get("nominatedNodeName"), "status.nominatedNodeName")
+    put(updated, "nominated_node_name", nominated)
+    put(updated, "preempted", _preempted(r, status.get("conditions")))
+    put(updated, "template_id", 0)  # no longer its template's equal
+    return updated

@@ -106,7 +106,6 @@ def pod_volumes_from_raw(r: Reader, value: object, pod_name: str) -> tuple[PodVo
             ephemeral = True
         out.append(
             PodVolume(
-                name=name,
                 claim_name=claim_name,
                 ephemeral=ephemeral,
                 disk=_inline_disk(r, volume, path),

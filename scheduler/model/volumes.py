@@ -63,9 +63,10 @@ class InlineDisk:
 
 @dataclass(frozen=True, slots=True)
 class PodVolume:
-    """One entry of ``spec.volumes``."""
+    """One entry of ``spec.volumes``. Its name is not kept: nothing reads it once the
+    claim of an ephemeral volume is named (and the pods of one template, whose volume
+    names differ, share a record: ``kube.intake.templates``)."""
 
-    name: str
     claim_name: str = ""
     """The claim: ``persistentVolumeClaim.claimName``, or ``<pod>-<volume>`` for a generic
     ephemeral volume (the claim the ephemeral controller creates); empty otherwise."""

@@ -426,3 +426,50 @@ async def test_bookmarks_move_the_version_on_and_a_failing_object_does_not_end_t
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+@pytest.mark.parametrize(
+    ("reported", "restated"),
+    [
+        pytest.param({"requests": {"cpu": "1"}}, True, id="statuses-restate-the-spec"),
+        pytest.param({"requests": {"cpu": "2"}}, False, id="a-resize-is-parsed"),
+    ],
+)
+def test_a_kubelet_running_update_is_applied_to_the_held_record(
+    reported: dict[str, Any], restated: bool
+) -> None:
+    """Phase and startTime change, and the container statuses (if they only restate the
+    spec's requests) change nothing the requests derive from: the held record takes the
+    new status, equal to what a full parse gives; a status that reports other requests is
+    parsed."""
+    scheduler, _, _ = scheduler_for([make_node("n1", cpu="4")])
+    pods, _ = _intake(scheduler)
+    raw = make_pod("p", cpu="1", node_name="n1")
+    uid = Uid(raw["metadata"]["uid"])
+    pods.apply_raw("ADDED", _encoded(raw, "10"))
+    running = _running(raw, ready=False)
+    running["status"]["containerStatuses"] = [
+        {"name": "c", "ready": False, "state": {"running": {}}, "resources": reported}
+    ]
+    pods.apply_raw("MODIFIED", _encoded(running, "11"))
+    assert (pods.counts.restatused, pods.counts.parsed) == ((1, 1) if restated else (0, 2))
+    cached = scheduler.cluster.get_pod(uid)
+    running["metadata"]["resourceVersion"] = "11"
+    assert cached == pod_from_raw(running)
+    assert pods.events.versions[uid] == "11"
+
+
+def test_a_nomination_of_a_queued_pod_is_applied_to_the_queued_record() -> None:
+    scheduler, _, _ = scheduler_for([make_node("n1", cpu="4")], auto_bind=False)
+    pods, _ = _intake(scheduler)
+    raw = make_pod("p", cpu="1")
+    uid = Uid(raw["metadata"]["uid"])
+    pods.apply_raw("ADDED", _encoded(raw, "10"))
+    nominated = copy.deepcopy(raw)
+    nominated["status"]["nominatedNodeName"] = "n1"
+    pods.apply_raw("MODIFIED", _encoded(nominated, "11"))
+    assert (pods.counts.restatused, pods.counts.parsed) == (1, 1)
+    queued = scheduler.queue.get(uid)
+    assert queued is not None
+    assert queued.pod.nominated_node_name == "n1"
+    assert queued.signature is None  # a nominated pod is never batched

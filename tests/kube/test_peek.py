@@ -74,3 +74,41 @@ def test_a_watch_line_is_peeked_in_one_pass_and_a_status_falls_back_to_raw() -> 
     error = peek.decode_pod_event(msgspec.json.encode({"type": "ERROR", "object": status}))
     assert isinstance(error, peek.WatchEvent)
     assert error.type == "ERROR"
+
+
+def test_the_template_reads_every_container_member_the_parser_reads() -> None:
+    """The template keeps of each container only ``_Container``'s members: every one the
+    parser reads must be among them."""
+    raw = make_pod("p", cpu="1", host_ports=[80])
+    read: set[str] = set()
+    raw["spec"]["containers"] = [_Recording(c, read) for c in raw["spec"]["containers"]]
+    raw["spec"]["initContainers"] = [_Recording({"name": "init", "image": "busybox"}, read)]
+    pod_from_raw(raw)
+    assert read, "the recorder saw nothing"
+    assert read <= _fields(peek._Container), read - _fields(peek._Container)
+
+
+def _with_token_volume(name: str, suffix: str, **changes: Any) -> bytes:
+    """A pod as the ServiceAccount admission leaves it: a ``kube-api-access-<suffix>``
+    volume and its mount in every container."""
+    raw = make_pod(name, cpu="1", **changes)
+    volume = f"kube-api-access-{suffix}"
+    raw["spec"]["volumes"] = [
+        {"name": volume, "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}
+    ]
+    for container in raw["spec"]["containers"]:
+        container["volumeMounts"] = [{"name": volume, "mountPath": "/var/run/secrets"}]
+    return msgspec.json.encode(raw)
+
+
+def test_pods_differing_only_in_their_token_volume_share_a_template() -> None:
+    """The name admission gives each pod's token volume is not part of the template; what
+    the model reads is."""
+    first = peek.peek_pod(_with_token_volume("a", "x7k2p"))
+    second = peek.peek_pod(_with_token_volume("b", "q9z4m"))
+    assert first.template() == second.template()
+    more_cpu = peek.peek_pod(_with_token_volume("c", "q9z4m", memory="1Gi"))
+    assert more_cpu.template() != first.template()
+    assert pod_from_raw(msgspec.json.decode(_with_token_volume("a", "x7k2p"))).volumes == (
+        pod_from_raw(msgspec.json.decode(_with_token_volume("b", "q9z4m"))).volumes
+    )

@@ -1,7 +1,7 @@
 """Raw pod and node events → the controller's appliers, skipping what changes nothing we read.
 
 Each event is peeked first (``peek``). Against what we applied last for that object, kept
-as (fingerprint, nodeName) per pod and a fingerprint per node:
+as (fingerprint, base, nodeName) per pod and a fingerprint per node:
 
 * **same fingerprint, same nodeName** (a kubelet status update that changes nothing the
   model reads, a node heartbeat): nothing is parsed or delivered; only the tracked
@@ -15,6 +15,10 @@ as (fingerprint, nodeName) per pod and a fingerprint per node:
   our own bind): the handlers confirm the assumption in place
   (``EventHandlers.on_assumed_pod_bound``: the parsed record would equal the assumed one
   but for its version), without building a model;
+* **same base, same nodeName** (only phase, startTime, nominatedNodeName or the
+  DisruptionTarget condition changed: a kubelet's Running, a nomination): the record we
+  hold, with those members decoded from the peek (``model.parse.pod_with_status``), goes
+  to the handlers;
 * anything else of a pod template parsed before (the next pod of a ReplicaSet or a Job:
   ``templates``): that record with this pod's identity goes to the handlers;
 * anything else: decoded in full and parsed (``model.parse``) by the controller's
@@ -22,7 +26,7 @@ as (fingerprint, nodeName) per pod and a fingerprint per node:
   :class:`~scheduler.kube.controller.nodes.NodeEvents`, as kopf's events were: the same
   handler calls, the same bad-object reports naming object and field.
 
-Synchronous and await-free. Neighbours: ``reflector`` (feeds :meth:`apply_raw`),
+Synchronous and await-free. Neighbours: ``reflector`` (feeds :meth:`PodIntake.apply_event`),
 ``kube.controller`` (the appliers and the sync this wraps).
 """
 
@@ -31,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+import msgspec
 import orjson
 
 from scheduler import logs
@@ -50,13 +55,16 @@ from scheduler.kube.intake.peek import (
     pod_peek,
 )
 from scheduler.kube.intake.templates import PodTemplates
+from scheduler.model.errors import ModelError
 from scheduler.model.keys import Uid
+from scheduler.model.parse import pod_with_status
 
 if TYPE_CHECKING:
     from scheduler.kube.controller.nodes import NodeEvents
     from scheduler.kube.controller.pods import PodEvents
     from scheduler.kube.intake.peek import NodePeek, PodPeek
     from scheduler.metrics import Metrics
+    from scheduler.model.pod import Pod
 
 __all__ = ["NodeIntake", "PodIntake", "decode_object"]
 
@@ -77,13 +85,15 @@ def decode_object(raw: Buffer, *, in_event: bool = False) -> object:
 class _Counts:
     """Events by outcome, for the benchmark and the tests (cheap ints, no metrics calls)."""
 
-    __slots__ = ("confirmed", "parsed", "skipped", "templated")
+    __slots__ = ("confirmed", "parsed", "restatused", "skipped", "templated")
 
     def __init__(self) -> None:
         self.parsed = 0
         """Decoded and parsed in full."""
         self.templated = 0
         """Built from the record of the same template (``templates``), unparsed."""
+        self.restatused = 0
+        """Only status members outside the base changed: applied to the held record."""
         self.skipped = 0
         self.confirmed = 0
 
@@ -97,8 +107,8 @@ class PodIntake:
         self.handlers = events.handlers
         self.counts = _Counts()
         self.templates = PodTemplates()
-        self._applied: dict[Uid, tuple[int, str]] = {}
-        """uid → (fingerprint, nodeName) of the version last delivered, per held pod."""
+        self._applied: dict[Uid, tuple[int, int, str]] = {}
+        """uid → (fingerprint, base, nodeName) of the version last delivered, per held pod."""
 
     decode_line = staticmethod(decode_pod_event)
 
@@ -132,12 +142,14 @@ class PodIntake:
             if event_type is None and held == peek.resource_version:
                 return uid, held  # listed again at a version already applied
             applied = self._applied.get(uid)
-            if (
-                applied is not None
-                and applied[0] == peek.fingerprint
-                and self._unchanged(uid, applied[1], peek.node_name, peek.resource_version)
-            ):
-                return uid, peek.resource_version
+            if applied is not None:
+                fingerprint, base, node_name = applied
+                if fingerprint == peek.fingerprint and self._unchanged(
+                    uid, node_name, peek.node_name, peek.resource_version
+                ):
+                    return uid, peek.resource_version
+                if node_name == peek.node_name and base == peek.base() and self._restatus(peek):
+                    return uid, peek.resource_version
         return self._parse(event_type, raw, peek, in_event=in_event)
 
     def _unchanged(self, uid: Uid, applied_node: str, node_name: str, version: str) -> bool:
@@ -157,11 +169,48 @@ class PodIntake:
         if assumed is None or assumed.node_name != node_name:
             return False  # bound elsewhere than we assumed: parse it
         if self.events.confirm_bound(uid, version):
-            self._applied[uid] = (self._applied[uid][0], node_name)
+            fingerprint, base, _ = self._applied[uid]
+            self._applied[uid] = (fingerprint, base, node_name)
         else:
             self._applied.pop(uid, None)
         self.counts.confirmed += 1
         return True
+
+    def _restatus(self, peek: PodPeek) -> bool:
+        """Apply an event that changed only the status members outside the peek's base
+        (a kubelet's Running, a nomination) to the record we hold, without parsing the
+        rest (``model.parse.pod_with_status``); False: parse it."""
+        uid = Uid(peek.uid)
+        held = self._held(uid, peek.node_name)
+        if held is None:
+            return False
+        try:
+            pod = pod_with_status(held, peek.status(), peek.resource_version)
+        except (ModelError, msgspec.DecodeError):
+            return False  # the full parse reports it
+        self.counts.restatused += 1
+        self._delivered(uid, peek, self.events.deliver(pod))
+        return True
+
+    def _held(self, uid: Uid, node_name: str) -> Pod | None:
+        """The record we hold for a pod seen again at ``node_name`` ("" pending): cached
+        (confirmed, not assumed) or queued, else None."""
+        handlers = self.handlers
+        if node_name:
+            if handlers.cluster.is_assumed(uid):
+                return None
+            pod = handlers.cluster.get_pod(uid)
+        else:
+            queued = handlers.queue.get(uid)
+            pod = None if queued is None else queued.pod
+        return pod if pod is not None and pod.node_name == node_name else None
+
+    def _delivered(self, uid: Uid, peek: PodPeek, held: bool) -> None:
+        """Remember what was delivered for ``uid`` while the scheduler holds it."""
+        if held:
+            self._applied[uid] = (peek.fingerprint, peek.base(), peek.node_name)
+        else:
+            self._applied.pop(uid, None)
 
     def _parse(
         self, event_type: str | None, raw: Buffer, peek: PodPeek | None, *, in_event: bool = False
@@ -188,10 +237,7 @@ class PodIntake:
             pod = self.events.apply(event_type, obj)
             if pod is not None:
                 self.templates.put(peek, pod)
-        if uid in self.events.versions:
-            self._applied[uid] = (peek.fingerprint, peek.node_name)
-        else:
-            self._applied.pop(uid, None)
+        self._delivered(uid, peek, uid in self.events.versions)
         return uid, peek.resource_version
 
     def _delete(self, raw: Buffer) -> tuple[str, str]:

@@ -56,7 +56,8 @@ Buffer = bytes | msgspec.Raw
 """An encoded object: a line's bytes, or a ``msgspec.Raw`` slice of an event or a LIST."""
 _NONE = msgspec.Raw(b"")
 """A raw field the object does not have (distinct from ``null``: b"null")."""
-_READ_CONDITIONS = frozenset({"DisruptionTarget", "PodResizePending"})
+_DISRUPTION_TARGET = "DisruptionTarget"
+_READ_CONDITIONS = frozenset({_DISRUPTION_TARGET, "PodResizePending"})
 """The pod conditions the model reads (``parse_pod._preempted``, ``parse_requests``)."""
 
 
@@ -199,25 +200,173 @@ class PodPeek(msgspec.Struct):
     resource_version: str
     node_name: str
     fingerprint: int
+    """Of every part the model reads (module docstring)."""
+    core: int
+    """Of the metadata and spec parts."""
+    strict: int
+    """Of every part but those :meth:`status` holds."""
     namespace: str
     name: str
     parts: tuple[Buffer, ...]
     """What the fingerprint hashed, kept for :meth:`template`."""
     volumes: Buffer
+    status_parts: tuple[Buffer, Buffer, Buffer]
+    """phase, nominatedNodeName, startTime, raw."""
+    disruption: tuple[_Condition, ...]
+    """The DisruptionTarget conditions."""
+    container_statuses: tuple[_ContainerStatus, ...]
+    """Init containers' and containers' statuses."""
+    resize_pending: bool
+    """A PodResizePending condition is there."""
     _template: bytes | None = None
+    _base: int | None = None
+
+    def base(self) -> int:
+        """What the record's members but the :meth:`status` ones derive from: equal bases
+        and unequal fingerprints mean only those changed (``model.parse.pod_with_status``
+        applies them to the record held). Container statuses that restate their
+        containers' spec requests (a kubelet's, before any resize) count as absent: the
+        requests the model derives are the spec's either way (``parse_requests``: the
+        max of spec, allocated and actuated)."""
+        if self._base is None:
+            trivial = self.strict == self.core or (
+                not self.resize_pending
+                and _restate_spec(
+                    self.parts[_CONTAINERS], self.parts[_INIT_CONTAINERS], self.container_statuses
+                )
+            )
+            self._base = self.core if trivial else self.strict
+        return self._base
 
     def template(self) -> bytes:
-        """Every part the model reads but the pod's identity (``templates``): the
-        fingerprinted parts less the name (read only to name ephemeral volumes' claims) and
-        with the node, exactly (compared as bytes, not hashed). Built on first use: only a
-        pending pod's ADDED asks."""
+        """Every part the model reads but what is the pod's own (``templates``), exactly
+        (compared as bytes, not hashed), with the node: the fingerprinted parts less the
+        name (read only to name ephemeral volumes' claims), each container with only the
+        members the model reads (not the ``volumeMounts`` naming the pod's own
+        ``kube-api-access-*`` volume) and each volume without its name (which nothing
+        reads but an ephemeral claim's). Built on first use: only an ADDED asks."""
         if self._template is None:
             parts = list(self.parts)
-            if _EPHEMERAL not in bytes(self.volumes):
+            volumes = bytes(self.volumes)
+            if _EPHEMERAL not in volumes:
                 parts[0] = b""
+                parts[_VOLUMES] = _unnamed_volumes(volumes)
+            parts[_CONTAINERS] = _read_containers(parts[_CONTAINERS])
+            parts[_INIT_CONTAINERS] = _read_containers(parts[_INIT_CONTAINERS])
             parts.append(self.node_name.encode())
             self._template = _SEPARATOR.join(parts)
         return self._template
+
+    def status(self) -> dict[str, object]:
+        """The status members outside :attr:`base`, decoded, as ``status`` holds them."""
+        status: dict[str, object] = {}
+        for key, raw in zip(_STATUS_KEYS, self.status_parts, strict=True):
+            if raw:
+                status[key] = msgspec.json.decode(raw)
+        status["conditions"] = [
+            {
+                "type": c.type,
+                "status": msgspec.json.decode(c.status) if c.status else None,
+                "reason": msgspec.json.decode(c.reason) if c.reason else None,
+            }
+            for c in self.disruption
+        ]
+        return status
+
+
+_STATUS_KEYS = ("phase", "nominatedNodeName", "startTime")
+_CONTAINERS, _INIT_CONTAINERS, _VOLUMES = 11, 12, 20
+"""Positions in :attr:`PodPeek.parts` (``pod_peek``)."""
+
+
+class _Container(msgspec.Struct):
+    """The members of a container the model reads (``parse_requests.container_from_raw``,
+    ``parse_pod``: images and host ports)."""
+
+    name: msgspec.Raw = _NONE
+    image: msgspec.Raw = _NONE
+    ports: msgspec.Raw = _NONE
+    resources: msgspec.Raw = _NONE
+    restartPolicy: msgspec.Raw = _NONE
+
+
+class _Requirements(msgspec.Struct):
+    requests: msgspec.Raw = _NONE
+
+
+_containers = msgspec.json.Decoder(list[_Container])
+_requirements = msgspec.json.Decoder(_Requirements)
+_names = msgspec.json.Decoder(str)
+_volume_list = msgspec.json.Decoder(list[msgspec.Raw])
+_VOLUME_NAME = b'{"name":"'
+
+
+def _read_containers(raw: Buffer) -> Buffer:
+    """A container list as the members the model reads; unchanged if it does not decode
+    (then only the same bytes match)."""
+    if not raw:
+        return raw
+    try:
+        containers = _containers.decode(raw)
+    except _DECODE_ERRORS:
+        return raw
+    parts: list[Buffer] = []
+    for c in containers:
+        parts += (b"\x05", c.name, c.image, c.ports, c.resources, c.restartPolicy)
+    return _SEPARATOR.join(parts)
+
+
+def _restate_spec(
+    containers: Buffer, inits: Buffer, statuses: tuple[_ContainerStatus, ...]
+) -> bool:
+    """Whether every container status names a container of the spec and reports, as
+    allocated and as actual requests, nothing or exactly the bytes of that container's
+    requests (the API server writes a ResourceList with sorted keys, so equal lists are
+    equal bytes; written otherwise, they only fail to match)."""
+    try:
+        requests: dict[str, bytes] = {}
+        for raw in (containers, inits):
+            for c in _containers.decode(raw) if raw else ():
+                name = _names.decode(c.name) if c.name else ""
+                wanted = _requirements.decode(c.resources).requests if c.resources else _NONE
+                requests.setdefault(name, bytes(wanted))
+        for cs in statuses:
+            wanted_bytes = requests.get(_names.decode(cs.name) if cs.name else "")
+            if wanted_bytes is None:
+                return False
+            allocated = bytes(cs.allocatedResources)
+            if allocated not in (b"", b"null", wanted_bytes):
+                return False
+            actual = _requirements.decode(cs.resources).requests if cs.resources else _NONE
+            if bytes(actual) not in (b"", b"null", wanted_bytes):
+                return False
+    except _DECODE_ERRORS:
+        return False
+    return True
+
+
+def _unnamed_volumes(raw: bytes) -> bytes:
+    """A volume list with each leading ``"name"`` member cut (the serializer writes it
+    first); a volume written otherwise keeps it, so only the same bytes match."""
+    if not raw:
+        return raw
+    try:
+        volumes = _volume_list.decode(raw)
+    except _DECODE_ERRORS:
+        return raw
+    parts: list[bytes] = []
+    for volume in volumes:
+        data = bytes(volume)
+        end = data.find(b'"', len(_VOLUME_NAME))
+        if (
+            data.startswith(_VOLUME_NAME)
+            and end > 0
+            and data[end + 1 : end + 2] == b","
+            and b"\\" not in data[len(_VOLUME_NAME) : end]
+        ):
+            data = b"{" + data[end + 2 :]
+        parts.append(data)
+    return b"\x06".join(parts)
 
 
 class NodePeek(msgspec.Struct, frozen=True):
@@ -294,29 +443,43 @@ def pod_peek(pod: Pod) -> PodPeek:
         spec.topologySpreadConstraints,
         spec.resourceClaims,
         spec.volumes,
-        status.phase,
-        status.nominatedNodeName,
-        status.startTime,
     )
+    core = hash(_SEPARATOR.join(parts))
     more: list[Buffer] = []
+    disruption: list[_Condition] = []
     for condition in status.conditions:
-        if condition.type in _READ_CONDITIONS:
+        if condition.type == _DISRUPTION_TARGET:
+            disruption.append(condition)
+        elif condition.type in _READ_CONDITIONS:
             more += (b"\x01", condition.type.encode(), condition.status, condition.reason)
-    for cs in status.initContainerStatuses:
-        more += (b"\x02", cs.name, cs.allocatedResources, cs.resources)
-    for cs in status.containerStatuses:
-        more += (b"\x03", cs.name, cs.allocatedResources, cs.resources)
-    if more:
-        parts += tuple(more)
+    resize_pending = bool(more)
+    statuses = (*status.initContainerStatuses, *status.containerStatuses)
+    for mark, group in (
+        (b"\x02", status.initContainerStatuses),
+        (b"\x03", status.containerStatuses),
+    ):
+        for cs in group:
+            more += (mark, cs.name, cs.allocatedResources, cs.resources)
+    strict = hash((core, _SEPARATOR.join(more))) if more else core
+    status_parts = (status.phase, status.nominatedNodeName, status.startTime)
+    tail: list[Buffer] = list(status_parts)
+    for condition in disruption:
+        tail += (b"\x04", condition.status, condition.reason)
     return PodPeek(
         meta.uid,
         meta.resourceVersion,
         spec.nodeName,
-        hash(_SEPARATOR.join(parts)),
+        hash((strict, _SEPARATOR.join(tail))),
+        core,
+        strict,
         meta.namespace,
         meta.name,
-        parts,
+        (*parts, *more, *tail),
         spec.volumes,
+        status_parts,
+        tuple(disruption),
+        statuses,
+        resize_pending,
     )
 
 
