@@ -12,6 +12,8 @@ signed, nothing is scheduled). Per event, median over ``--repeats``:
 * ``pod_added_parsed_us``: a new pending pod of a template of its own (peek, ``orjson``
   decode, ``model.parse``, enqueue and signing);
 * ``bind_echo_us``: the MODIFIED of our own bind of an assumed pod (skipped: no parse);
+* ``bind_echo_labelled_us``: the same where the node has a zone, which kube-apiserver
+  copies onto the pod at the bind (applied to the assumed record: no parse);
 * ``kubelet_ready_us``: a kubelet's Ready update of a bound pod (skipped);
 * ``kubelet_running_us``: its Running update (phase and startTime change: parsed);
 * ``node_heartbeat_us``: a node status update that changes nothing we read (skipped);
@@ -209,9 +211,16 @@ def api_pod(i: int) -> dict[str, Any]:
     }
 
 
-def bound(raw: dict[str, Any], node: str, version: int) -> dict[str, Any]:
-    """The MODIFIED after a bind, as the API server writes it (nodeName in its place)."""
+def bound(raw: dict[str, Any], node: str, version: int, *, zone: str = "") -> dict[str, Any]:
+    """The MODIFIED after a bind, as the API server writes it: nodeName in its place, and
+    the node's ``zone`` label, if it has one, copied onto the pod (kube-apiserver's
+    PodTopologyLabels admission)."""
     out = copy.deepcopy(raw)
+    if zone:
+        out["metadata"]["labels"] = {
+            **out["metadata"]["labels"],
+            "topology.kubernetes.io/zone": zone,
+        }
     spec = out["spec"]
     out["spec"] = {}
     for key, value in spec.items():
@@ -316,13 +325,18 @@ def run_once(pods: int, node_count: int, *, gc_mode: str) -> dict[str, float]:
     raws = [api_pod(i) for i in range(pods)]
     names = [n["metadata"]["name"] for n in node_raws]
     added = [_encode(r) for r in raws]
-    echoes = [_encode(bound(r, names[i % len(names)], 200000 + i)) for i, r in enumerate(raws)]
+    # Half the nodes have a zone (kube-apiserver copies it onto the pod at the bind).
+    zones = ["zone-a" if i % 2 else "" for i in range(pods)]
+    echoes = [
+        _encode(bound(r, names[i % len(names)], 200000 + i, zone=zones[i]))
+        for i, r in enumerate(raws)
+    ]
     running = [
-        _encode(kubelet(bound(r, names[i % len(names)], 0), 300000 + i, ready=False))
+        _encode(kubelet(bound(r, names[i % len(names)], 0, zone=zones[i]), 300000 + i, ready=False))
         for i, r in enumerate(raws)
     ]
     ready = [
-        _encode(kubelet(bound(r, names[i % len(names)], 0), 400000 + i, ready=True))
+        _encode(kubelet(bound(r, names[i % len(names)], 0, zone=zones[i]), 400000 + i, ready=True))
         for i, r in enumerate(raws)
     ]
     beats = []
@@ -356,7 +370,8 @@ def run_once(pods: int, node_count: int, *, gc_mode: str) -> dict[str, float]:
             scheduler.queue.delete(uid)
             scheduler.cluster.assume(queued.pod, names[i % len(names)])
         parsed = intake.counts.parsed
-        out["bind_echo_us"] = _per_event(echoes, intake, "MODIFIED")
+        out["bind_echo_us"] = _per_event(echoes[0::2], intake, "MODIFIED")
+        out["bind_echo_labelled_us"] = _per_event(echoes[1::2], intake, "MODIFIED")
         assert intake.counts.parsed == parsed, "a bind echo was parsed"
         assert not any(scheduler.cluster.is_assumed(Uid(r["metadata"]["uid"])) for r in raws)
         out["kubelet_running_us"] = _per_event(running, intake, "MODIFIED")

@@ -390,15 +390,30 @@ def pod_from_raw(raw: Mapping[str, object]) -> Pod:
     )
 
 
-def pod_with_status(pod: Pod, status: Mapping[str, object], resource_version: str) -> Pod:
+def pod_with_status(
+    pod: Pod,
+    status: Mapping[str, object],
+    resource_version: str,
+    *,
+    labels: object = None,
+    relabel: bool = False,
+) -> Pod | None:
     """``pod`` at ``resource_version`` with what :func:`pod_from_raw` reads of ``status``
     apart from the container statuses and ``PodResizePending`` (those feed the requests):
-    phase, startTime, nominatedNodeName and the DisruptionTarget condition, checked as
-    there (``ModelError`` naming the field). For an update that changed only these — a
-    kubelet's Running, a nomination — without parsing the rest again."""
+    phase, startTime, nominatedNodeName and the DisruptionTarget condition, and with
+    ``relabel`` the ``metadata.labels`` given, each checked as there (``ModelError`` naming
+    the field). For an update that changed only these — a kubelet's Running, a
+    nomination, the zone and region labels kube-apiserver's PodTopologyLabels admission
+    copies from the node at the bind — without parsing the rest again. None when new
+    labels would change more: a topology spread constraint or pod (anti-)affinity term
+    reads them (matchLabelKeys)."""
     r = Reader(f"Pod {pod.key}")
     updated = pod.copied()
     put = object.__setattr__
+    if relabel:
+        if pod.topology_spread_constraints or pod.has_pod_affinity or pod.has_pod_anti_affinity:
+            return None
+        put(updated, "labels", r.string_map(labels, "metadata.labels"))
     put(updated, "resource_version", resource_version)
     put(updated, "phase", r.string(status.get("phase"), "status.phase"))
     put(updated, "start_time", _timestamp(r, status.get("startTime"), "status.startTime"))

@@ -149,10 +149,13 @@ def test_kubelet_updates_are_parsed_only_when_they_change_what_we_read() -> None
     labelled = _running(raw, ready=True)
     labelled["metadata"]["labels"] = {"tier": "web"}
     pods.apply_raw("MODIFIED", _encoded(labelled, "13"))
-    assert pods.counts.parsed == 3
+    # Labels alone: applied to the held record, as a full parse would give it.
+    assert (pods.counts.parsed, pods.counts.restatused) == (2, 1)
     relabelled = scheduler.cluster.get_pod(uid)
     assert relabelled is not None
     assert relabelled.labels == {"tier": "web"}
+    labelled["metadata"]["resourceVersion"] = "13"
+    assert relabelled == pod_from_raw(labelled)
 
 
 def test_a_status_patch_of_a_queued_pod_is_skipped_but_an_unqueued_one_is_queued() -> None:
@@ -473,3 +476,44 @@ def test_a_nomination_of_a_queued_pod_is_applied_to_the_queued_record() -> None:
     assert queued is not None
     assert queued.pod.nominated_node_name == "n1"
     assert queued.signature is None  # a nominated pod is never batched
+
+
+@pytest.mark.parametrize(
+    ("spread", "parsed"),
+    [
+        pytest.param(False, 1, id="labels-applied-to-the-assumed-record"),
+        pytest.param(True, 2, id="a-pod-whose-constraints-read-labels-is-parsed"),
+    ],
+)
+def test_the_echo_of_our_bind_with_the_nodes_topology_labels(spread: bool, parsed: int) -> None:
+    """kube-apiserver's PodTopologyLabels admission copies the node's zone and region onto
+    the pod at the bind: the echo confirms the assumption with the new labels, equal to a
+    full parse; a pod whose spread constraints read its labels (matchLabelKeys) is
+    parsed."""
+    scheduler, _, _ = scheduler_for([make_node("n1", cpu="4")], auto_bind=False)
+    pods, _ = _intake(scheduler)
+    constraints = [
+        {
+            "maxSkew": 1,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": {"app": "web"}},
+        }
+    ]
+    raw = make_pod(
+        "p", cpu="1", labels={"app": "web"}, topology_spread=constraints if spread else None
+    )
+    uid = Uid(raw["metadata"]["uid"])
+    pods.apply_raw("ADDED", _encoded(raw, "10"))
+    queued = scheduler.queue.get(uid)
+    assert queued is not None
+    scheduler.queue.delete(uid)
+    scheduler.cluster.assume(queued.pod, "n1")
+    echo = _bound(raw, "n1")
+    echo["metadata"]["labels"] = {"app": "web", "topology.kubernetes.io/zone": "zone-a"}
+    pods.apply_raw("MODIFIED", _encoded(echo, "11"))
+    assert pods.counts.parsed == parsed
+    assert not scheduler.cluster.is_assumed(uid)
+    echo["metadata"]["resourceVersion"] = "11"
+    assert scheduler.cluster.get_pod(uid) == pod_from_raw(echo)
+    assert pods.events.versions[uid] == "11"

@@ -1,7 +1,7 @@
 """Raw pod and node events → the controller's appliers, skipping what changes nothing we read.
 
 Each event is peeked first (``peek``). Against what we applied last for that object, kept
-as (fingerprint, base, nodeName) per pod and a fingerprint per node:
+as (fingerprint, base, rest, nodeName) per pod and a fingerprint per node:
 
 * **same fingerprint, same nodeName** (a kubelet status update that changes nothing the
   model reads, a node heartbeat): nothing is parsed or delivered; only the tracked
@@ -15,10 +15,11 @@ as (fingerprint, base, nodeName) per pod and a fingerprint per node:
   our own bind): the handlers confirm the assumption in place
   (``EventHandlers.on_assumed_pod_bound``: the parsed record would equal the assumed one
   but for its version), without building a model;
-* **same base, same nodeName** (only phase, startTime, nominatedNodeName or the
-  DisruptionTarget condition changed: a kubelet's Running, a nomination): the record we
-  hold, with those members decoded from the peek (``model.parse.pod_with_status``), goes
-  to the handlers;
+* **same rest** (only labels, phase, startTime, nominatedNodeName or the DisruptionTarget
+  condition changed: a kubelet's Running, a nomination; at the same node, or the echo of
+  our bind with the node's zone and region labels that kube-apiserver's
+  PodTopologyLabels admission copies onto the pod): the record we hold, with those members
+  decoded from the peek (``model.parse.pod_with_status``), goes to the handlers;
 * anything else of a pod template parsed before (the next pod of a ReplicaSet or a Job:
   ``templates``): that record with this pod's identity goes to the handlers;
 * anything else: decoded in full and parsed (``model.parse``) by the controller's
@@ -107,8 +108,9 @@ class PodIntake:
         self.handlers = events.handlers
         self.counts = _Counts()
         self.templates = PodTemplates()
-        self._applied: dict[Uid, tuple[int, int, str]] = {}
-        """uid → (fingerprint, base, nodeName) of the version last delivered, per held pod."""
+        self._applied: dict[Uid, tuple[int, int, int, str]] = {}
+        """uid → (fingerprint, base, rest, nodeName) of the version last delivered, per
+        held pod (``peek.PodPeek``)."""
 
     decode_line = staticmethod(decode_pod_event)
 
@@ -143,12 +145,12 @@ class PodIntake:
                 return uid, held  # listed again at a version already applied
             applied = self._applied.get(uid)
             if applied is not None:
-                fingerprint, base, node_name = applied
+                fingerprint, base, rest, node_name = applied
                 if fingerprint == peek.fingerprint and self._unchanged(
                     uid, node_name, peek.node_name, peek.resource_version
                 ):
                     return uid, peek.resource_version
-                if node_name == peek.node_name and base == peek.base() and self._restatus(peek):
+                if rest == peek.rest() and self._restatus(peek, node_name, base != peek.base()):
                     return uid, peek.resource_version
         return self._parse(event_type, raw, peek, in_event=in_event)
 
@@ -169,37 +171,50 @@ class PodIntake:
         if assumed is None or assumed.node_name != node_name:
             return False  # bound elsewhere than we assumed: parse it
         if self.events.confirm_bound(uid, version):
-            fingerprint, base, _ = self._applied[uid]
-            self._applied[uid] = (fingerprint, base, node_name)
+            fingerprint, base, rest, _ = self._applied[uid]
+            self._applied[uid] = (fingerprint, base, rest, node_name)
         else:
             self._applied.pop(uid, None)
         self.counts.confirmed += 1
         return True
 
-    def _restatus(self, peek: PodPeek) -> bool:
-        """Apply an event that changed only the status members outside the peek's base
-        (a kubelet's Running, a nomination) to the record we hold, without parsing the
-        rest (``model.parse.pod_with_status``); False: parse it."""
+    def _restatus(self, peek: PodPeek, applied_node: str, relabel: bool) -> bool:
+        """Apply an event that changed only the labels or the status members outside the
+        peek's base (a kubelet's Running, a nomination; the echo of our bind with the
+        node's zone and region labels) to the record we hold, without parsing the rest
+        (``model.parse.pod_with_status``); False: parse it."""
         uid = Uid(peek.uid)
-        held = self._held(uid, peek.node_name)
+        held = self._held(uid, applied_node, peek.node_name)
         if held is None:
             return False
         try:
-            pod = pod_with_status(held, peek.status(), peek.resource_version)
+            pod = pod_with_status(
+                held,
+                peek.status(),
+                peek.resource_version,
+                labels=peek.labels() if relabel else None,
+                relabel=relabel,
+            )
         except (ModelError, msgspec.DecodeError):
             return False  # the full parse reports it
+        if pod is None:
+            return False
         self.counts.restatused += 1
         self._delivered(uid, peek, self.events.deliver(pod))
         return True
 
-    def _held(self, uid: Uid, node_name: str) -> Pod | None:
-        """The record we hold for a pod seen again at ``node_name`` ("" pending): cached
-        (confirmed, not assumed) or queued, else None."""
+    def _held(self, uid: Uid, applied_node: str, node_name: str) -> Pod | None:
+        """The record we hold for a pod last delivered at ``applied_node`` and seen now at
+        ``node_name`` ("" pending): cached, queued, or assumed on that node by us (the echo
+        of our bind), else None."""
         handlers = self.handlers
         if node_name:
-            if handlers.cluster.is_assumed(uid):
+            assumed = handlers.cluster.is_assumed(uid)
+            if applied_node != ("" if assumed else node_name):
                 return None
             pod = handlers.cluster.get_pod(uid)
+        elif applied_node:
+            return None
         else:
             queued = handlers.queue.get(uid)
             pod = None if queued is None else queued.pod
@@ -208,7 +223,7 @@ class PodIntake:
     def _delivered(self, uid: Uid, peek: PodPeek, held: bool) -> None:
         """Remember what was delivered for ``uid`` while the scheduler holds it."""
         if held:
-            self._applied[uid] = (peek.fingerprint, peek.base(), peek.node_name)
+            self._applied[uid] = (peek.fingerprint, peek.base(), peek.rest(), peek.node_name)
         else:
             self._applied.pop(uid, None)
 

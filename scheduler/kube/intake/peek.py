@@ -202,9 +202,11 @@ class PodPeek(msgspec.Struct):
     fingerprint: int
     """Of every part the model reads (module docstring)."""
     core: int
+    """Of the metadata and spec parts but the labels."""
+    labelled: int
     """Of the metadata and spec parts."""
-    strict: int
-    """Of every part but those :meth:`status` holds."""
+    statuses: int
+    """Of the container statuses and PodResizePending (0: none)."""
     namespace: str
     name: str
     parts: tuple[Buffer, ...]
@@ -218,25 +220,38 @@ class PodPeek(msgspec.Struct):
     """Init containers' and containers' statuses."""
     resize_pending: bool
     """A PodResizePending condition is there."""
+    labels_raw: Buffer
     _template: bytes | None = None
-    _base: int | None = None
+    _trivial: bool | None = None
+
+    def rest(self) -> int:
+        """What the record's members but the labels and the :meth:`status` ones derive
+        from: equal rests and unequal fingerprints mean only those changed
+        (``model.parse.pod_with_status`` applies them to the record held). Container
+        statuses that restate their containers' spec requests (a kubelet's, before any
+        resize) count as absent: the requests the model derives are the spec's either way
+        (``parse_requests``: the max of spec, allocated and actuated)."""
+        return self.core if self._statuses_trivial() else hash((self.core, self.statuses))
 
     def base(self) -> int:
-        """What the record's members but the :meth:`status` ones derive from: equal bases
-        and unequal fingerprints mean only those changed (``model.parse.pod_with_status``
-        applies them to the record held). Container statuses that restate their
-        containers' spec requests (a kubelet's, before any resize) count as absent: the
-        requests the model derives are the spec's either way (``parse_requests``: the
-        max of spec, allocated and actuated)."""
-        if self._base is None:
-            trivial = self.strict == self.core or (
+        """As :meth:`rest`, the labels included: equal bases mean the labels are equal too."""
+        if self._statuses_trivial():
+            return self.labelled
+        return hash((self.labelled, self.statuses))
+
+    def labels(self) -> object:
+        """``metadata.labels``, decoded (None when absent)."""
+        return msgspec.json.decode(self.labels_raw) if self.labels_raw else None
+
+    def _statuses_trivial(self) -> bool:
+        if self._trivial is None:
+            self._trivial = not self.statuses or (
                 not self.resize_pending
                 and _restate_spec(
                     self.parts[_CONTAINERS], self.parts[_INIT_CONTAINERS], self.container_statuses
                 )
             )
-            self._base = self.core if trivial else self.strict
-        return self._base
+        return self._trivial
 
     def template(self) -> bytes:
         """Every part the model reads but what is the pod's own (``templates``), exactly
@@ -275,7 +290,7 @@ class PodPeek(msgspec.Struct):
 
 
 _STATUS_KEYS = ("phase", "nominatedNodeName", "startTime")
-_CONTAINERS, _INIT_CONTAINERS, _VOLUMES = 11, 12, 20
+_LABELS, _CONTAINERS, _INIT_CONTAINERS, _VOLUMES = 2, 11, 12, 20
 """Positions in :attr:`PodPeek.parts` (``pod_peek``)."""
 
 
@@ -444,7 +459,9 @@ def pod_peek(pod: Pod) -> PodPeek:
         spec.resourceClaims,
         spec.volumes,
     )
-    core = hash(_SEPARATOR.join(parts))
+    labels = bytes(meta.labels)
+    core = hash(_SEPARATOR.join((*parts[:_LABELS], *parts[_LABELS + 1 :])))
+    labelled = hash((core, labels))
     more: list[Buffer] = []
     disruption: list[_Condition] = []
     for condition in status.conditions:
@@ -460,7 +477,8 @@ def pod_peek(pod: Pod) -> PodPeek:
     ):
         for cs in group:
             more += (mark, cs.name, cs.allocatedResources, cs.resources)
-    strict = hash((core, _SEPARATOR.join(more))) if more else core
+    statuses_hash = hash(_SEPARATOR.join(more)) if more else 0
+    strict = hash((labelled, statuses_hash)) if more else labelled
     status_parts = (status.phase, status.nominatedNodeName, status.startTime)
     tail: list[Buffer] = list(status_parts)
     for condition in disruption:
@@ -471,7 +489,8 @@ def pod_peek(pod: Pod) -> PodPeek:
         spec.nodeName,
         hash((strict, _SEPARATOR.join(tail))),
         core,
-        strict,
+        labelled,
+        statuses_hash,
         meta.namespace,
         meta.name,
         (*parts, *more, *tail),
@@ -480,6 +499,7 @@ def pod_peek(pod: Pod) -> PodPeek:
         tuple(disruption),
         statuses,
         resize_pending,
+        meta.labels,
     )
 
 
