@@ -222,6 +222,19 @@ def test_confirmed_version_replaces_assumed_copy() -> None:
     assert info.pods[watched.uid] is watched
 
 
+def test_confirm_keeps_the_assumed_copy_and_ends_the_assumption() -> None:
+    """The watch showed our bind and nothing else: the assumed copy becomes the added pod;
+    confirming a pod that is not assumed is refused (False)."""
+    cs = cluster("n1")
+    placed = cs.assume(pod("a"), "n1")
+    assert cs.confirm(placed.uid)
+    assert not cs.is_assumed(placed.uid)
+    assert cs.get_pod(placed.uid) is placed
+    assert cs.forget(placed.uid) is None  # confirmed: no longer forgettable
+    assert not cs.confirm(placed.uid)
+    assert cpu_on(cs, "n1") == 1000
+
+
 @pytest.mark.parametrize(
     ("prepare", "node_name", "message"),
     [

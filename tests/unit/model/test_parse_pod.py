@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -9,7 +10,7 @@ import pytest
 
 from scheduler.model.errors import ModelError
 from scheduler.model.labels import LabelSelector, Operator, Requirement
-from scheduler.model.parse import pod_from_raw
+from scheduler.model.parse import pod_from_raw, pod_with_status
 from scheduler.model.pod import HostPort
 from scheduler.model.taints import Effect, Toleration
 from tests.builders import Raw, make_container, make_pod, toleration
@@ -953,3 +954,66 @@ def test_huge_integers_are_fine() -> None:
     )
     assert pod.priority == 2**70
     assert pod.requests.scalar == {"example.com/x": 10**25}
+
+
+# -- pod_with_status: an update of status members (or labels) applied to a parsed record --
+
+
+def _running(raw: dict[str, Any], **status: Any) -> dict[str, Any]:
+    out = copy.deepcopy(raw)
+    out["metadata"]["resourceVersion"] = "2"
+    out["status"] = {**out.get("status", {}), **status}
+    return out
+
+
+@pytest.mark.parametrize(
+    "status",
+    [
+        pytest.param({"phase": "Running", "startTime": "2026-01-01T00:00:05Z"}, id="running"),
+        pytest.param({"nominatedNodeName": "n2"}, id="nominated"),
+        pytest.param(
+            {
+                "conditions": [
+                    {
+                        "type": "DisruptionTarget",
+                        "status": "True",
+                        "reason": "PreemptionByScheduler",
+                    }
+                ]
+            },
+            id="preempted",
+        ),
+    ],
+)
+def test_pod_with_status_equals_a_full_parse(status: dict[str, Any]) -> None:
+    raw = make_pod("p", cpu="1", node_name="n1")
+    updated = _running(raw, **status)
+    record = pod_with_status(pod_from_raw(raw), updated["status"], "2")
+    assert record == pod_from_raw(updated)
+
+
+def test_pod_with_status_names_a_bad_field() -> None:
+    with pytest.raises(ModelError) as caught:
+        pod_with_status(pod_from_raw(make_pod("p", cpu="1")), {"startTime": "yesterday"}, "2")
+    assert caught.value.field == "status.startTime"
+    assert "default/p" in str(caught.value)
+
+
+def test_pod_with_new_labels_unless_a_term_reads_them() -> None:
+    """Labels are swapped in for a plain pod; a pod whose spread constraints resolve
+    matchLabelKeys against its labels is left to the full parse (None)."""
+    plain = pod_from_raw(make_pod("p", cpu="1", labels={"app": "a"}))
+    relabelled = pod_with_status(plain, {}, "2", labels={"app": "b"}, relabel=True)
+    assert relabelled is not None
+    assert relabelled.labels == {"app": "b"}
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": "zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "a"}},
+            "matchLabelKeys": ["app"],
+        }
+    ]
+    spreading = pod_from_raw(make_pod("q", cpu="1", labels={"app": "a"}, topology_spread=spread))
+    assert pod_with_status(spreading, {}, "2", labels={"app": "b"}, relabel=True) is None
