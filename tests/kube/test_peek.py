@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from scheduler.kube.intake import peek
+from scheduler.kube.intake import peek, pod_parts
 from scheduler.model.parse import pod_from_raw
 from tests.builders import make_pod
 
@@ -85,7 +85,7 @@ def test_the_template_reads_every_container_member_the_parser_reads() -> None:
     raw["spec"]["initContainers"] = [_Recording({"name": "init", "image": "busybox"}, read)]
     pod_from_raw(raw)
     assert read, "the recorder saw nothing"
-    assert read <= _fields(peek._Container), read - _fields(peek._Container)
+    assert read <= _fields(pod_parts._Container), read - _fields(pod_parts._Container)
 
 
 def _with_token_volume(name: str, suffix: str, **changes: Any) -> bytes:

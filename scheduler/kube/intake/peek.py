@@ -32,6 +32,16 @@ from __future__ import annotations
 
 import msgspec
 
+from scheduler.kube.intake.pod_parts import (
+    NONE,
+    SEPARATOR,
+    Buffer,
+    ContainerStatus,
+    read_containers,
+    restate_spec,
+    unnamed_volumes,
+)
+
 __all__ = [
     "Buffer",
     "Node",
@@ -52,10 +62,6 @@ __all__ = [
     "pod_peek",
 ]
 
-Buffer = bytes | msgspec.Raw
-"""An encoded object: a line's bytes, or a ``msgspec.Raw`` slice of an event or a LIST."""
-_NONE = msgspec.Raw(b"")
-"""A raw field the object does not have (distinct from ``null``: b"null")."""
 _DISRUPTION_TARGET = "DisruptionTarget"
 _READ_CONDITIONS = frozenset({_DISRUPTION_TARGET, "PodResizePending"})
 """The pod conditions the model reads (``parse_pod._preempted``, ``parse_requests``)."""
@@ -69,7 +75,7 @@ class WatchEvent(msgspec.Struct):
     """One line of a watch stream; ``object`` stays raw until someone needs it."""
 
     type: str = ""
-    object: msgspec.Raw = _NONE
+    object: msgspec.Raw = NONE
 
 
 class _Identity(msgspec.Struct):
@@ -86,14 +92,8 @@ class _Identity(msgspec.Struct):
 
 class _Condition(msgspec.Struct):
     type: str = ""
-    status: msgspec.Raw = _NONE
-    reason: msgspec.Raw = _NONE
-
-
-class _ContainerStatus(msgspec.Struct):
-    name: msgspec.Raw = _NONE
-    allocatedResources: msgspec.Raw = _NONE
-    resources: msgspec.Raw = _NONE
+    status: msgspec.Raw = NONE
+    reason: msgspec.Raw = NONE
 
 
 class _PodMeta(msgspec.Struct):
@@ -101,11 +101,11 @@ class _PodMeta(msgspec.Struct):
     namespace: str = ""
     uid: str = ""
     resourceVersion: str = ""
-    labels: msgspec.Raw = _NONE
-    annotations: msgspec.Raw = _NONE
-    creationTimestamp: msgspec.Raw = _NONE
-    deletionTimestamp: msgspec.Raw = _NONE
-    ownerReferences: msgspec.Raw = _NONE
+    labels: msgspec.Raw = NONE
+    annotations: msgspec.Raw = NONE
+    creationTimestamp: msgspec.Raw = NONE
+    deletionTimestamp: msgspec.Raw = NONE
+    ownerReferences: msgspec.Raw = NONE
 
 
 class _PodSpec(msgspec.Struct):
@@ -114,29 +114,29 @@ class _PodSpec(msgspec.Struct):
     fingerprint."""
 
     nodeName: str = ""
-    schedulerName: msgspec.Raw = _NONE
-    priority: msgspec.Raw = _NONE
-    preemptionPolicy: msgspec.Raw = _NONE
-    schedulingGates: msgspec.Raw = _NONE
-    containers: msgspec.Raw = _NONE
-    initContainers: msgspec.Raw = _NONE
-    overhead: msgspec.Raw = _NONE
-    resources: msgspec.Raw = _NONE
-    nodeSelector: msgspec.Raw = _NONE
-    affinity: msgspec.Raw = _NONE
-    tolerations: msgspec.Raw = _NONE
-    topologySpreadConstraints: msgspec.Raw = _NONE
-    resourceClaims: msgspec.Raw = _NONE
-    volumes: msgspec.Raw = _NONE
+    schedulerName: msgspec.Raw = NONE
+    priority: msgspec.Raw = NONE
+    preemptionPolicy: msgspec.Raw = NONE
+    schedulingGates: msgspec.Raw = NONE
+    containers: msgspec.Raw = NONE
+    initContainers: msgspec.Raw = NONE
+    overhead: msgspec.Raw = NONE
+    resources: msgspec.Raw = NONE
+    nodeSelector: msgspec.Raw = NONE
+    affinity: msgspec.Raw = NONE
+    tolerations: msgspec.Raw = NONE
+    topologySpreadConstraints: msgspec.Raw = NONE
+    resourceClaims: msgspec.Raw = NONE
+    volumes: msgspec.Raw = NONE
 
 
 class _PodStatus(msgspec.Struct):
-    phase: msgspec.Raw = _NONE
-    nominatedNodeName: msgspec.Raw = _NONE
-    startTime: msgspec.Raw = _NONE
+    phase: msgspec.Raw = NONE
+    nominatedNodeName: msgspec.Raw = NONE
+    startTime: msgspec.Raw = NONE
     conditions: list[_Condition] = msgspec.field(default_factory=list)
-    containerStatuses: list[_ContainerStatus] = msgspec.field(default_factory=list)
-    initContainerStatuses: list[_ContainerStatus] = msgspec.field(default_factory=list)
+    containerStatuses: list[ContainerStatus] = msgspec.field(default_factory=list)
+    initContainerStatuses: list[ContainerStatus] = msgspec.field(default_factory=list)
 
 
 class Pod(msgspec.Struct):
@@ -151,20 +151,20 @@ class _NodeMeta(msgspec.Struct):
     name: str = ""
     uid: str = ""
     resourceVersion: str = ""
-    labels: msgspec.Raw = _NONE
+    labels: msgspec.Raw = NONE
 
 
 class _NodeStatus(msgspec.Struct):
-    allocatable: msgspec.Raw = _NONE
-    capacity: msgspec.Raw = _NONE
-    images: msgspec.Raw = _NONE
+    allocatable: msgspec.Raw = NONE
+    capacity: msgspec.Raw = NONE
+    images: msgspec.Raw = NONE
 
 
 class Node(msgspec.Struct):
     """A node as the peek decodes it."""
 
     metadata: _NodeMeta = msgspec.field(default_factory=_NodeMeta)
-    spec: msgspec.Raw = _NONE
+    spec: msgspec.Raw = NONE
     status: _NodeStatus = msgspec.field(default_factory=_NodeStatus)
 
 
@@ -190,9 +190,6 @@ _pod_events = msgspec.json.Decoder(PodEvent)
 _node_events = msgspec.json.Decoder(NodeEvent)
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 _EPHEMERAL = b'"ephemeral":'
-_SEPARATOR = b"\x00"
-"""Joins the fingerprinted parts: JSON text never holds a raw NUL, so the join is
-unambiguous."""
 
 
 class PodPeek(msgspec.Struct):
@@ -216,7 +213,7 @@ class PodPeek(msgspec.Struct):
     """phase, nominatedNodeName, startTime, raw."""
     disruption: tuple[_Condition, ...]
     """The DisruptionTarget conditions."""
-    container_statuses: tuple[_ContainerStatus, ...]
+    container_statuses: tuple[ContainerStatus, ...]
     """Init containers' and containers' statuses."""
     resize_pending: bool
     """A PodResizePending condition is there."""
@@ -247,7 +244,7 @@ class PodPeek(msgspec.Struct):
         if self._trivial is None:
             self._trivial = not self.statuses or (
                 not self.resize_pending
-                and _restate_spec(
+                and restate_spec(
                     self.parts[_CONTAINERS], self.parts[_INIT_CONTAINERS], self.container_statuses
                 )
             )
@@ -265,11 +262,11 @@ class PodPeek(msgspec.Struct):
             volumes = bytes(self.volumes)
             if _EPHEMERAL not in volumes:
                 parts[0] = b""
-                parts[_VOLUMES] = _unnamed_volumes(volumes)
-            parts[_CONTAINERS] = _read_containers(parts[_CONTAINERS])
-            parts[_INIT_CONTAINERS] = _read_containers(parts[_INIT_CONTAINERS])
+                parts[_VOLUMES] = unnamed_volumes(volumes)
+            parts[_CONTAINERS] = read_containers(parts[_CONTAINERS])
+            parts[_INIT_CONTAINERS] = read_containers(parts[_INIT_CONTAINERS])
             parts.append(self.node_name.encode())
-            self._template = _SEPARATOR.join(parts)
+            self._template = SEPARATOR.join(parts)
         return self._template
 
     def status(self) -> dict[str, object]:
@@ -292,96 +289,6 @@ class PodPeek(msgspec.Struct):
 _STATUS_KEYS = ("phase", "nominatedNodeName", "startTime")
 _LABELS, _CONTAINERS, _INIT_CONTAINERS, _VOLUMES = 2, 11, 12, 20
 """Positions in :attr:`PodPeek.parts` (``pod_peek``)."""
-
-
-class _Container(msgspec.Struct):
-    """The members of a container the model reads (``parse_requests.container_from_raw``,
-    ``parse_pod``: images and host ports)."""
-
-    name: msgspec.Raw = _NONE
-    image: msgspec.Raw = _NONE
-    ports: msgspec.Raw = _NONE
-    resources: msgspec.Raw = _NONE
-    restartPolicy: msgspec.Raw = _NONE
-
-
-class _Requirements(msgspec.Struct):
-    requests: msgspec.Raw = _NONE
-
-
-_containers = msgspec.json.Decoder(list[_Container])
-_requirements = msgspec.json.Decoder(_Requirements)
-_names = msgspec.json.Decoder(str)
-_volume_list = msgspec.json.Decoder(list[msgspec.Raw])
-_VOLUME_NAME = b'{"name":"'
-
-
-def _read_containers(raw: Buffer) -> Buffer:
-    """A container list as the members the model reads; unchanged if it does not decode
-    (then only the same bytes match)."""
-    if not raw:
-        return raw
-    try:
-        containers = _containers.decode(raw)
-    except _DECODE_ERRORS:
-        return raw
-    parts: list[Buffer] = []
-    for c in containers:
-        parts += (b"\x05", c.name, c.image, c.ports, c.resources, c.restartPolicy)
-    return _SEPARATOR.join(parts)
-
-
-def _restate_spec(
-    containers: Buffer, inits: Buffer, statuses: tuple[_ContainerStatus, ...]
-) -> bool:
-    """Whether every container status names a container of the spec and reports, as
-    allocated and as actual requests, nothing or exactly the bytes of that container's
-    requests (the API server writes a ResourceList with sorted keys, so equal lists are
-    equal bytes; written otherwise, they only fail to match)."""
-    try:
-        requests: dict[str, bytes] = {}
-        for raw in (containers, inits):
-            for c in _containers.decode(raw) if raw else ():
-                name = _names.decode(c.name) if c.name else ""
-                wanted = _requirements.decode(c.resources).requests if c.resources else _NONE
-                requests.setdefault(name, bytes(wanted))
-        for cs in statuses:
-            wanted_bytes = requests.get(_names.decode(cs.name) if cs.name else "")
-            if wanted_bytes is None:
-                return False
-            allocated = bytes(cs.allocatedResources)
-            if allocated not in (b"", b"null", wanted_bytes):
-                return False
-            actual = _requirements.decode(cs.resources).requests if cs.resources else _NONE
-            if bytes(actual) not in (b"", b"null", wanted_bytes):
-                return False
-    except _DECODE_ERRORS:
-        return False
-    return True
-
-
-def _unnamed_volumes(raw: bytes) -> bytes:
-    """A volume list with each leading ``"name"`` member cut (the serializer writes it
-    first); a volume written otherwise keeps it, so only the same bytes match."""
-    if not raw:
-        return raw
-    try:
-        volumes = _volume_list.decode(raw)
-    except _DECODE_ERRORS:
-        return raw
-    parts: list[bytes] = []
-    for volume in volumes:
-        data = bytes(volume)
-        end = data.find(b'"', len(_VOLUME_NAME))
-        if (
-            data.startswith(_VOLUME_NAME)
-            and end > 0
-            and data[end + 1 : end + 2] == b","
-            and b"\\" not in data[len(_VOLUME_NAME) : end]
-        ):
-            data = b"{" + data[end + 2 :]
-        parts.append(data)
-    return b"\x06".join(parts)
 
 
 class NodePeek(msgspec.Struct, frozen=True):
@@ -460,7 +367,7 @@ def pod_peek(pod: Pod) -> PodPeek:
         spec.volumes,
     )
     labels = bytes(meta.labels)
-    core = hash(_SEPARATOR.join((*parts[:_LABELS], *parts[_LABELS + 1 :])))
+    core = hash(SEPARATOR.join((*parts[:_LABELS], *parts[_LABELS + 1 :])))
     labelled = hash((core, labels))
     more: list[Buffer] = []
     disruption: list[_Condition] = []
@@ -477,7 +384,7 @@ def pod_peek(pod: Pod) -> PodPeek:
     ):
         for cs in group:
             more += (mark, cs.name, cs.allocatedResources, cs.resources)
-    statuses_hash = hash(_SEPARATOR.join(more)) if more else 0
+    statuses_hash = hash(SEPARATOR.join(more)) if more else 0
     strict = hash((labelled, statuses_hash)) if more else labelled
     status_parts = (status.phase, status.nominatedNodeName, status.startTime)
     tail: list[Buffer] = list(status_parts)
@@ -487,7 +394,7 @@ def pod_peek(pod: Pod) -> PodPeek:
         meta.uid,
         meta.resourceVersion,
         spec.nodeName,
-        hash((strict, _SEPARATOR.join(tail))),
+        hash((strict, SEPARATOR.join(tail))),
         core,
         labelled,
         statuses_hash,
@@ -524,4 +431,4 @@ def node_peek(node: Node) -> NodePeek:
         status.capacity,
         status.images,
     )
-    return NodePeek(meta.name, meta.resourceVersion, hash(_SEPARATOR.join(parts)))
+    return NodePeek(meta.name, meta.resourceVersion, hash(SEPARATOR.join(parts)))
