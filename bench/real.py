@@ -10,7 +10,8 @@ configuration, repeat) each scheduler in turn, interleaved so that drift touches
 * ``ceiling``: the bare bind client of :mod:`bench.ceiling` (watch, bind round robin, 16 binds
   in flight), as our ServiceAccount;
 * ``ours-off`` / ``ours-on``: ``python -m scheduler run --batching off|all`` as our
-  ServiceAccount (its RBAC, its TokenRequest token), 16 binds in flight;
+  ServiceAccount (its RBAC, its TokenRequest token), its default binds in flight
+  (``burst.BIND_CONCURRENCY``);
 * ``kube-on`` / ``kube-off``: the kube-scheduler binary, OpportunisticBatching as 1.37
   ships it (on) or ``--feature-gates=OpportunisticBatching=false``, as
   ``system:kube-scheduler`` (its bootstrap RBAC).

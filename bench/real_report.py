@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 from typing import TYPE_CHECKING, Any
 
+from bench.burst import BIND_CONCURRENCY
 from bench.configs import CONFIGS
 from bench.e2e_report import fmt, save_chart
 from bench.real import CLIENT_QPS, SCHEDULERS
@@ -51,8 +52,8 @@ def markdown(records: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "# bench.e2e --api real: ours vs kube-scheduler v1.37.2 on kube-apiserver (medians)",
         "",
         f"{meta['date']}, {meta['machine']}, repeats {meta['repeats']}, kube-scheduler client "
-        f"qps/burst {CLIENT_QPS}, ours and the ceiling unthrottled, 16 binds in flight for "
-        "ours and the ceiling. pods/s: first create → last bind seen by a watch.",
+        f"qps/burst {CLIENT_QPS}, ours and the ceiling unthrottled, {BIND_CONCURRENCY} binds "
+        "in flight for ours and the ceiling. pods/s: first create → last bind seen by a watch.",
         "",
         *side_by_side(rows),
         "Every scheduler:",

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
 log = logs.get_logger(__name__)
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
+CONNECTIONS_BESIDE_BINDS = 16
 
 
 class Runtime:
@@ -122,6 +123,9 @@ class Runtime:
             user_agent=f"{USER_AGENT} ({self.identity})",
             qps=connection.qps,
             burst=connection.burst,
+            # A connection per bind in flight, and some for the watches, the reporter, the
+            # preemptor, the volume binder and the lease.
+            pool_size=settings.binder.concurrency + CONNECTIONS_BESIDE_BINDS,
         )
         binder = Binder(client, settings.binder)
         # Each eviction asks the leading gate first: after the lease is lost, queued

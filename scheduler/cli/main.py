@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--bind-concurrency",
         type=int,
-        help="bind calls in flight at once (default: the config's parallelism, 16)",
+        help="bind calls in flight at once (default: 4 x the config's parallelism, 64)",
     )
     run.add_argument("--max-batch-age", type=float, help="seconds a batch state may be reused")
     run.add_argument(
@@ -319,7 +319,7 @@ def _run(args: argparse.Namespace) -> int:
     from scheduler.app.config_file import read_config
     from scheduler.app.settings import SchedulerSettings, SettingsError
     from scheduler.cycle.schedule_one import BatchingSettings
-    from scheduler.kube.binder import BinderOptions
+    from scheduler.kube.binder import BINDS_PER_PARALLELISM, BinderOptions
     from scheduler.kube.client import KubeconfigError
     from scheduler.kube.controller.settings import ControllerOptions
     from scheduler.logs.setup import configure_logging
@@ -357,7 +357,7 @@ def _run(args: argparse.Namespace) -> int:
             # kube's parallelism bounds its Filter/Score workers; ours filter and score on
             # one thread, so it bounds the next parallel thing, binds in flight.
             binder=BinderOptions(
-                concurrency=config.parallelism
+                concurrency=BINDS_PER_PARALLELISM * config.parallelism
                 if args.bind_concurrency is None
                 else args.bind_concurrency
             ),

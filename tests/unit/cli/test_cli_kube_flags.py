@@ -119,7 +119,7 @@ def test_copied_config_and_kube_flags_reach_the_runtime(
     )
     assert code == 0
     [(settings, config)] = recorded.calls
-    assert settings.binder.concurrency == 7  # parallelism, no --bind-concurrency
+    assert settings.binder.concurrency == 28  # 4 x parallelism, no --bind-concurrency
     assert config.client_connection.qps == 50.0
     assert config.client_connection.kubeconfig == "kc.yaml"
     election = config.leader_election
