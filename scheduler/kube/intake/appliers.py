@@ -159,8 +159,11 @@ class PodIntake:
         it, if that is exact (module docstring); False: parse it."""
         cluster = self.handlers.cluster
         if applied_node == node_name:
-            queued = self.handlers.queue.get(uid) is not None
-            if not node_name and not queued and not cluster.is_assumed(uid):
+            if (
+                not node_name
+                and self.handlers.queue.get(uid) is None
+                and not cluster.is_assumed(uid)
+            ):
                 return False  # not queued, not assumed: the handlers would queue it
             self.events.versions[uid] = version
             self.counts.skipped += 1

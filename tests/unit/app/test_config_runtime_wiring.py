@@ -62,3 +62,14 @@ async def test_no_kubeconfig_anywhere_is_the_default_search(
     await _start(SchedulerSettings(), {})
     [(kubeconfig, _)] = client_calls
     assert kubeconfig is None
+
+
+async def test_the_connection_pool_holds_every_bind_in_flight(
+    client_calls: list[tuple[Any, dict[str, Any]]],
+) -> None:
+    """A bind holds an HTTP/1.1 connection: the pool covers the binds and the rest."""
+    settings = SchedulerSettings()
+    await _start(settings, {})
+    [(_, kwargs)] = client_calls
+    assert settings.binder.concurrency == 64
+    assert kwargs["pool_size"] == 64 + runtime.CONNECTIONS_BESIDE_BINDS
