@@ -207,8 +207,7 @@ class PodPeek(msgspec.Struct):
     namespace: str
     name: str
     parts: tuple[Buffer, ...]
-    """What the fingerprint hashed, kept for :meth:`template`."""
-    volumes: Buffer
+    """What the fingerprint hashed, kept for :meth:`template` and :meth:`labels`."""
     status_parts: tuple[Buffer, Buffer, Buffer]
     """phase, nominatedNodeName, startTime, raw."""
     disruption: tuple[_Condition, ...]
@@ -217,7 +216,6 @@ class PodPeek(msgspec.Struct):
     """Init containers' and containers' statuses."""
     resize_pending: bool
     """A PodResizePending condition is there."""
-    labels_raw: Buffer
     _template: bytes | None = None
     _trivial: bool | None = None
 
@@ -238,7 +236,8 @@ class PodPeek(msgspec.Struct):
 
     def labels(self) -> object:
         """``metadata.labels``, decoded (None when absent)."""
-        return msgspec.json.decode(self.labels_raw) if self.labels_raw else None
+        raw = self.parts[_LABELS]
+        return msgspec.json.decode(raw) if raw else None
 
     def _statuses_trivial(self) -> bool:
         if self._trivial is None:
@@ -259,7 +258,7 @@ class PodPeek(msgspec.Struct):
         reads but an ephemeral claim's). Built on first use: only an ADDED asks."""
         if self._template is None:
             parts = list(self.parts)
-            volumes = bytes(self.volumes)
+            volumes = bytes(parts[_VOLUMES])
             if _EPHEMERAL not in volumes:
                 parts[0] = b""
                 parts[_VOLUMES] = unnamed_volumes(volumes)
@@ -401,12 +400,10 @@ def pod_peek(pod: Pod) -> PodPeek:
         meta.namespace,
         meta.name,
         (*parts, *more, *tail),
-        spec.volumes,
         status_parts,
         tuple(disruption),
         statuses,
         resize_pending,
-        meta.labels,
     )
 
 
