@@ -49,7 +49,8 @@ if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.clock import Clock
     from scheduler.framework.cycle_state import CycleState
-    from scheduler.framework.profile import Profile, Scores, WeightedScore
+    from scheduler.framework.profile import Profile
+    from scheduler.framework.results import Scores, WeightedScore
     from scheduler.metrics import Metrics
     from scheduler.model.pod import Pod
 

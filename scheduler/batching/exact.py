@@ -51,11 +51,12 @@ from itertools import chain, compress, islice
 from operator import add
 from typing import TYPE_CHECKING
 
-from scheduler.framework import selection
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.feasible import num_feasible_nodes_to_find
 from scheduler.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, ExactDomainPlugin
-from scheduler.framework.profile import ScheduleResult
+from scheduler.framework.results import ScheduleResult
+from scheduler.framework.scoring import pick_top
 from scheduler.metrics.labels import ExactOutcome
 from scheduler.plugins import names
 
@@ -65,7 +66,8 @@ if TYPE_CHECKING:
     from scheduler.batching.signature import Signature
     from scheduler.cache.node_info import NodeInfo
     from scheduler.framework.interfaces import FilterPlugin
-    from scheduler.framework.profile import Profile, WeightedScore
+    from scheduler.framework.profile import Profile
+    from scheduler.framework.results import WeightedScore
     from scheduler.metrics import Metrics
     from scheduler.model.pod import Pod
 
@@ -384,7 +386,7 @@ class ExactBatch:
             return ExactOutcome.NO_FEASIBLE_NODE
         selector = profile.selector
         start = selector.next_start % count
-        to_find = selection.num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, count)
+        to_find = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, count)
         verdicts = [
             bool(group.size) and self._passes(live, pod, nodes[group.any_member()])
             for group in live.groups
@@ -455,7 +457,7 @@ class ExactBatch:
         totals = list(
             map(add, map(base_of.__getitem__, window_gids), map(live.u.__getitem__, window))
         )
-        chosen = selection.pick_top(totals, selector.rng)
+        chosen = pick_top(totals, selector.rng)
         return ScheduleResult(nodes[window[chosen]], processed, len(window), None, 0)
 
     def _bases(

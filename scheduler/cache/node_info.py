@@ -4,17 +4,18 @@ Kept up to date in O(1) per pod event by ClusterState (add_pod/remove_pod here).
 ``generation`` changes with every mutation so batch state and snapshots can tell
 whether a node changed since they looked. add_pod/remove_pod also keep the snapshot's
 ``PodIndex`` (``pod_index``, set when the snapshot adopts the NodeInfo): every change of a
-node's pods goes through them, temporary placements by preemption included.
+node's pods goes through them, temporary placements by preemption included. The index is
+known here only as a ``PodIndexer`` (what it must hear), so the index's modules, which read
+NodeInfos, are the only side of the pair that imports the other.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from scheduler.model.resources import Resources
 
 if TYPE_CHECKING:
-    from scheduler.cache.pod_index import PodIndex
     from scheduler.model.keys import Uid
     from scheduler.model.node import Node
     from scheduler.model.pod import HostPort, Pod
@@ -27,6 +28,15 @@ def next_generation() -> int:
     global _generation
     _generation += 1
     return _generation
+
+
+class PodIndexer(Protocol):
+    """Who indexes a snapshot's pods (cache.pod_index.PodIndex): told of every pod a
+    NodeInfo gains or loses, after the change."""
+
+    def add(self, pod: Pod, info: NodeInfo) -> None: ...
+
+    def remove(self, pod: Pod, info: NodeInfo) -> None: ...
 
 
 class NodeInfo:
@@ -47,7 +57,7 @@ class NodeInfo:
         "used_ports",
     )
 
-    def __init__(self, node: Node | None = None, *, pod_index: PodIndex | None = None) -> None:
+    def __init__(self, node: Node | None = None, *, pod_index: PodIndexer | None = None) -> None:
         self.node = node
         self.pod_index = pod_index
         """The index this NodeInfo's pods are kept in (None: not in a snapshot yet)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Literal
 
-from scheduler.framework.config_component import LEADER_ELECTION_FLAGS, with_flags
+from scheduler.framework.config_run import LEADER_ELECTION_FLAGS, with_flags
 
 if TYPE_CHECKING:
     from scheduler.framework.config import SchedulerConfig

@@ -398,7 +398,7 @@ def _run(args: argparse.Namespace) -> int:
 def _log_notes(config: SchedulerConfig) -> None:
     """One line per configuration field accepted without the effect it has in kube."""
     from scheduler import logs
-    from scheduler.framework.config_component import notes
+    from scheduler.framework.config_run import notes
 
     log = logs.get_logger(__name__)
     for note in notes(config):

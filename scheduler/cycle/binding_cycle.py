@@ -35,22 +35,26 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scheduler import logs
-from scheduler.cycle.decision_log import signature_digest
+from scheduler.cycle.decision import signature_digest
 from scheduler.cycle.ports import BindResult
 from scheduler.framework import status as st
 from scheduler.framework.diagnosis import Diagnosis, FitError
 from scheduler.framework.events import ClusterEvent
-from scheduler.framework.feasible import plugin_raised
+from scheduler.framework.plugin_failures import plugin_raised
 from scheduler.queueing.scheduling_queue import Pool
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Iterator, Mapping
+    from collections.abc import Awaitable, Callable, Iterator, Mapping
 
-    from scheduler.cycle.ports import BindRequest
-    from scheduler.cycle.schedule_one import Scheduler
+    from scheduler.cache.cluster_state import ClusterState
+    from scheduler.clock import Clock
+    from scheduler.cycle.failure import FailureHandler
+    from scheduler.cycle.ports import BindDispatcher, BindRequest, Reporter
     from scheduler.framework.interfaces import PreBindPlugin
     from scheduler.framework.profile import Profile
     from scheduler.framework.waiting_pods import Timers
+    from scheduler.metrics import Metrics
+    from scheduler.queueing.scheduling_queue import SchedulingQueue
 
 log = logs.get_logger(__name__)
 
@@ -60,8 +64,30 @@ SHUTTING_DOWN = "scheduler is shutting down"
 class BindingCycles:
     """The binding cycles of one Scheduler's assumed pods."""
 
-    def __init__(self, scheduler: Scheduler) -> None:
-        self.scheduler = scheduler
+    def __init__(
+        self,
+        *,
+        profiles: Mapping[str, Profile],
+        cluster: ClusterState,
+        queue: SchedulingQueue,
+        clock: Clock,
+        metrics: Metrics,
+        binder: BindDispatcher,
+        reporter: Reporter,
+        failures: FailureHandler,
+        end_batch: Callable[[str], None],
+    ) -> None:
+        self.profiles = profiles
+        self.cluster = cluster
+        self.queue = queue
+        self.clock = clock
+        self.metrics = metrics
+        self.binder = binder
+        self.reporter = reporter
+        self.failures = failures
+        """Clears a failed pod's nomination (kube's clearNominatedNode)."""
+        self.end_batch = end_batch
+        """Drops a profile's batch state: a pod it placed let its node go again."""
         self._decided: list[tuple[BindRequest, st.Status, float]] = []
         """Permit decisions not acted on yet (see the module docstring)."""
         self._tasks: dict[asyncio.Task[None], _Awaiting] = {}
@@ -79,7 +105,7 @@ class BindingCycles:
         if not waits:
             self._pre_bind(request)
             return
-        started = self.scheduler.clock.now()
+        started = self.clock.now()
 
         def decided(status: st.Status) -> None:
             self._decided.append((request, status, started))
@@ -98,9 +124,9 @@ class BindingCycles:
         while self._decided:
             request, status, started = self._decided.pop(0)
             self._profile(request).binding.waiting.pop(request.pod.uid, None)
-            waited = max(0.0, self.scheduler.clock.now() - started)
+            waited = max(0.0, self.clock.now() - started)
             result = st.CODE_LABELS[status.code]
-            self.scheduler.metrics.permit_wait_duration.labels(result=result).observe(waited)
+            self.metrics.permit_wait_duration.labels(result=result).observe(waited)
             if status.is_success:
                 self._pre_bind(request)
             elif status.is_rejected:
@@ -113,7 +139,7 @@ class BindingCycles:
         """Shutdown: pods waiting at Permit are rejected and PreBinds in flight cancelled;
         each pod is unreserved, forgotten and requeued. No PreBind is awaited after this."""
         self._closed = True
-        for profile in self.scheduler.profiles.values():
+        for profile in self.profiles.values():
             for waiting in list(profile.binding.waiting.values()):
                 waiting.reject("", SHUTTING_DOWN)
         self.run_decided()
@@ -201,7 +227,7 @@ class BindingCycles:
         self._pre_bound(job.request, status, job.started)
 
     def _pre_bound(self, request: BindRequest, status: st.Status, started: float) -> None:
-        observe = self._profile(request).observe
+        observe = self._profile(request).timing.observe
         if observe is not None:
             observe("PreBind", st.CODE_LABELS[status.code], time.perf_counter() - started)
         if status.is_success:
@@ -212,18 +238,17 @@ class BindingCycles:
     # -- Bind and its outcome --------------------------------------------------------------
 
     def _bind(self, request: BindRequest) -> None:
-        self.scheduler.binder.dispatch(request, self.bind_finished)
+        self.binder.dispatch(request, self.bind_finished)
 
     def bind_finished(self, request: BindRequest, result: BindResult, message: str) -> None:
         """The BindDispatcher's callback, on the event loop."""
-        scheduler = self.scheduler
         pod, info = request.pod, request.info
-        metrics = scheduler.metrics
+        metrics = self.metrics
         metrics.binds.labels(result=_BIND_LABEL[result]).inc()
-        metrics.bind_duration.observe(max(0.0, scheduler.clock.now() - request.started))
+        metrics.bind_duration.observe(max(0.0, self.clock.now() - request.started))
         profile = self._profile(request)
         if result is BindResult.BOUND:
-            scheduler.queue.done(pod.uid)
+            self.queue.done(pod.uid)
             log.info(
                 "pod_bound",
                 pod=pod.key,
@@ -237,33 +262,32 @@ class BindingCycles:
             metrics.pod_scheduling_attempts.observe(info.attempts)
             if info.initial_attempt is not None:
                 metrics.pod_scheduling_sli_duration.labels(attempts=str(info.attempts)).observe(
-                    max(0.0, scheduler.clock.now() - info.initial_attempt)
+                    max(0.0, self.clock.now() - info.initial_attempt)
                 )
-            scheduler.reporter.scheduled(pod, request.node)
+            self.reporter.scheduled(pod, request.node)
             profile.binding.run_post_bind(request.state, pod, request.node)
             return
         self._release(request)
         if result in (BindResult.CONFLICT, BindResult.GONE):
             # Bound by someone else, or deleted: nothing to retry (kube drops it too).
             log.info("bind_dropped", pod=pod.key, node=request.node, result=result, error=message)
-            scheduler.queue.done(pod.uid)
+            self.queue.done(pod.uid)
             return
         log.warning("bind_failed", pod=pod.key, node=request.node, error=message)
         # kube's handleBindingCycleError: clearNominatedNode (the nominator entry went at
         # assume; the queued copy and the API lose it too).
-        scheduler.clear_nomination(info)
-        scheduler.queue.requeue_backoff(info)
-        scheduler.reporter.failed(pod, f"binding rejected: {message}")
+        self.failures.clear_nomination(info)
+        self.queue.requeue_backoff(info)
+        self.reporter.failed(pod, f"binding rejected: {message}")
 
     def failed(self, request: BindRequest, status: st.Status) -> None:
         """kube's handleBindingCycleError for a rejection at Permit or a PreBind error."""
-        scheduler = self.scheduler
         pod, info, node = request.pod, request.info, request.node
-        gone = scheduler.cluster.get_pod(pod.uid) is None  # deleted while it waited
+        gone = self.cluster.get_pod(pod.uid) is None  # deleted while it waited
         self._release(request)
         if gone:
             log.info("binding_cycle_dropped", pod=pod.key, node=node, reason=status.message())
-            scheduler.queue.done(pod.uid)
+            self.queue.done(pod.uid)
             return
         if status.is_rejected:
             diagnosis = Diagnosis(
@@ -271,28 +295,25 @@ class BindingCycles:
             )
             message = FitError(pod.key, 1, diagnosis).message()
             log.info("pod_unschedulable", pod=pod.key, node=node, reason=message)
-            scheduler.queue.requeue_unschedulable(info, frozenset({status.plugin}))
-            scheduler.reporter.unschedulable(info.pod, message)
+            self.queue.requeue_unschedulable(info, frozenset({status.plugin}))
+            self.reporter.unschedulable(info.pod, message)
             return
         log.warning("binding_cycle_failed", pod=pod.key, node=node, error=status.message())
-        scheduler.clear_nomination(info)
-        scheduler.queue.requeue_backoff(info)
-        scheduler.reporter.failed(info.pod, status.message())
+        self.failures.clear_nomination(info)
+        self.queue.requeue_backoff(info)
+        self.reporter.failed(info.pod, status.message())
 
     def _release(self, request: BindRequest) -> None:
         """Unreserve and forget: what the pod held is free again."""
-        scheduler = self.scheduler
         self._profile(request).binding.run_unreserve(request.state, request.pod, request.node)
-        scheduler.cluster.forget(request.pod.uid)
+        self.cluster.forget(request.pod.uid)
         # Its resources are free again (kube's handleBindingCycleError: AssignedPodDelete).
-        if scheduler.queue.pending()[Pool.UNSCHEDULABLE]:
-            scheduler.queue.on_cluster_event(ClusterEvent.ASSIGNED_POD_DELETE)
-        batch = scheduler.batches.get(request.profile)
-        if batch is not None:
-            batch.invalidate()
+        if self.queue.pending()[Pool.UNSCHEDULABLE]:
+            self.queue.on_cluster_event(ClusterEvent.ASSIGNED_POD_DELETE)
+        self.end_batch(request.profile)
 
     def _profile(self, request: BindRequest) -> Profile:
-        return self.scheduler.profiles[request.profile]
+        return self.profiles[request.profile]
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -14,27 +14,19 @@ cannot change under it (cache/snapshot.py). Its steps:
    rejection at Reserve or Permit unreserves and forgets it and requeues it as
    unschedulable (``0/1 nodes are available: …``, no PostFilter), an error with backoff. A
    pod told to wait at Permit ends the batch state (it is no batch's last success until
-   allowed). No node: PostFilter (DefaultPreemption) may
-   nominate a node and name victims: the nomination is recorded at once (the queue's
-   nominator: lower-priority pods leave room there from the next cycle on) and the
-   ``Preemptor`` port evicts the victims and patches ``status.nominatedNodeName``. Either
-   way PodScheduled=False + FailedScheduling (the fit message, then PostFilter's), and the
-   pod waits in the unschedulable pool until a cluster event (the victims' deletion) may
-   help. While its evictions are still being written (a ``TrackedPreemptor``), and until
-   the watch shows the victims terminating or gone, the queue holds it back (kube's
-   DefaultPreemption PreEnqueue): scheduled again earlier, it would see its victims still
-   running and preempt on a second node.
-4. The binding cycle's outcome (cycle/binding_cycle.py): bound → ``Scheduled`` event, the
-   assumption waits for the watch to confirm it; conflict (409, bound by someone else) →
-   forget, not retried; gone (404) → forget; other errors → Unreserve, forget, invalidate
-   batch state, retry with backoff, nomination cleared (kube's clearNominatedNode).
+   allowed).
+4. No node, or an error: cycle/failure.py (kube's handleSchedulingFailure: PostFilter and
+   preemption, the report, the requeue).
+
+The intake side (``enqueue``: sign once, queue) is here too: the event handlers
+(cycle/eventhandlers.py) decide what a change means and call it.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scheduler import logs
@@ -43,13 +35,14 @@ from scheduler.batching.exact import ExactBatch, exact_capable
 from scheduler.batching.signature import OPTED_OUT, BatchingMode, Signer, is_exact
 from scheduler.cycle.binding_cycle import BindingCycles
 from scheduler.cycle.counts import CycleCounts
-from scheduler.cycle.decision_log import log_decision
-from scheduler.cycle.ports import BindRequest, NoPreemptor, TrackedPreemptor
+from scheduler.cycle.decision import Decision, log_decision
+from scheduler.cycle.failure import FailureHandler
+from scheduler.cycle.ports import BindRequest
 from scheduler.cycle.verification import Verifier
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import Diagnosis, FitError, SchedulingError
-from scheduler.framework.events import wake_table
-from scheduler.framework.profile import ScheduleResult
+from scheduler.framework.results import ScheduleResult
+from scheduler.framework.wakes import wake_table
 from scheduler.metrics.labels import DecisionPath, DivergenceKind, Result
 from scheduler.plugins import names
 
@@ -58,7 +51,9 @@ if TYPE_CHECKING:
     from scheduler.clock import Clock
     from scheduler.cycle.ports import BindDispatcher, Preemptor, Reporter
     from scheduler.framework import status as st
-    from scheduler.framework.profile import ObservePlugin, ObservePoint, Outcome, Profile
+    from scheduler.framework.profile import Profile
+    from scheduler.framework.results import Outcome
+    from scheduler.framework.timing import ObservePlugin, ObservePoint
     from scheduler.metrics import Metrics
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
@@ -85,18 +80,6 @@ class BatchingSettings:
     changed (batching/batch.py); off: always the full rescore path."""
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What the scheduling part of one cycle found (kube's schedulePod result)."""
-
-    outcome: Outcome
-    path: DecisionPath
-    state: CycleState
-    """The CycleState PostFilter, and (cloned) Reserve and the binding cycle, continue with."""
-    hinted: str | None
-    """The node the batch hinted (None: no hint), used or not."""
-
-
 class Scheduler:
     """The scheduling core of one process: profiles, batch state, the queue and the cache."""
 
@@ -118,17 +101,7 @@ class Scheduler:
         self.queue = queue
         self.profiles = profiles
         self.clock = clock
-        self.binder = binder
-        self.binding = BindingCycles(self)
-        """The binding cycles of assumed pods (Permit waits, PreBind, Bind, PostBind)."""
         self.reporter = reporter
-        self.preemptor: Preemptor = preemptor or NoPreemptor()
-        self._tracked = preemptor if isinstance(preemptor, TrackedPreemptor) else None
-        self._preempting: dict[Uid, tuple[Uid, ...]] = {}
-        """Preemptor uid → its victims, while it waits for them to terminate."""
-        if self._tracked is not None:
-            self._tracked.on_finished(self.preemption_finished)
-            queue.hold = self.waiting_for_preemption
         # Which rejected pods a cluster event may help: what their plugins registered.
         queue.wakes = wake_table(p for profile in profiles.values() for p in profile.plugins)
         self.metrics = metrics
@@ -156,8 +129,8 @@ class Scheduler:
                 log.warning("batching_disabled", profile=name, plugins=signer.disabled_by)
                 for plugin in signer.disabled_by:
                     metrics.batching_disabled.labels(profile=name, plugin=plugin).set(1)
-            profile.observe = _extension_point_recorder(metrics, name)
-            profile.observe_plugin = _plugin_recorder(metrics)
+            profile.timing.observe = _extension_point_recorder(metrics, name)
+            profile.timing.observe_plugin = _plugin_recorder(metrics)
             if signer.enabled:
                 self.batches[name] = OpportunisticBatch(
                     profile,
@@ -168,6 +141,28 @@ class Scheduler:
                 )
                 if exact:
                     self.exact[name] = ExactBatch(profile, metrics)
+        self.failures = FailureHandler(
+            profiles=profiles,
+            signers=self.signers,
+            cluster=cluster,
+            queue=queue,
+            metrics=metrics,
+            reporter=reporter,
+            preemptor=preemptor,
+        )
+        """PostFilter and preemption, the report and the requeue of pods not placed."""
+        self.binding = BindingCycles(
+            profiles=profiles,
+            cluster=cluster,
+            queue=queue,
+            clock=clock,
+            metrics=metrics,
+            binder=binder,
+            reporter=reporter,
+            failures=self.failures,
+            end_batch=self.end_batch,
+        )
+        """The binding cycles of assumed pods (Permit waits, PreBind, Bind, PostBind)."""
 
     # -- intake ------------------------------------------------------------------------
 
@@ -246,12 +241,16 @@ class Scheduler:
                     chosen_index=outcome.chosen,
                     cycle=cycle,
                 )
-            log_decision(self, info, cycle, decision, elapsed)
+            if logs.debug_enabled():
+                log_decision(batch, info, cycle, decision, elapsed)
             self._assume_and_bind(info, outcome, cycle, elapsed, decision)
         else:
             # Not recorded in the batch: the next pod's cycle is then not last + 1 (kube).
-            log_decision(self, info, cycle, decision, elapsed)
-            self._not_placed(info, outcome, elapsed, decision.state)
+            if logs.debug_enabled():
+                log_decision(
+                    self.batches.get(info.pod.scheduler_name), info, cycle, decision, elapsed
+                )
+            self.failures.not_placed(info, outcome, elapsed, decision.state)
         # Permit decisions this cycle took for other waiting pods (in run: the loop's next
         # turn has done it already, or will; offline: now).
         self.binding.run_decided()
@@ -280,7 +279,8 @@ class Scheduler:
                 node is not None
                 and profile.run_filters_with_nominated_pods(state, pod, node).is_success
             ):
-                self.verifier.sample(profile, pod, node)
+                if self.verifier.ratio:
+                    self.verifier.sample(profile, pod, node)
                 result = ScheduleResult(node=node, evaluated=1, feasible=1, scores=None, chosen=0)
                 path = DecisionPath.RESCORE if batch.rescored else DecisionPath.HINT
                 return Decision(result, path, pristine, hinted)
@@ -323,9 +323,9 @@ class Scheduler:
         # The pod's own state from here on: what Reserve writes must not reach a state the
         # exact batch shares between the pods of a signature.
         state = decision.state.clone()
-        state.record_plugin_metrics = profile.cycle_timing is not None
+        state.record_plugin_metrics = profile.timing.cycle is not None
         self.queue.nominator.delete(pod.uid)  # placed: it needs no reservation any more
-        self._preempting.pop(pod.uid, None)
+        self.failures.preempting.pop(pod.uid, None)  # nor waits for any victim
         assumed = self.cluster.assume(pod, node)
         status = binding.run_reserve(state, assumed, node)
         waits: dict[str, float] = {}
@@ -334,12 +334,12 @@ class Scheduler:
         if not (status.is_success or waits):
             binding.run_unreserve(state, assumed, node)
             self.cluster.forget(pod.uid)
-            self._end_batch(pod.scheduler_name)
+            self.end_batch(pod.scheduler_name)
             failure = _not_permitted(pod, node, status)
-            self._not_placed(info, failure, elapsed, state, post_filter=False)
+            self.failures.not_placed(info, failure, elapsed, state, post_filter=False)
             return
         if waits:  # not a batch's last success until allowed: the batch state ends here
-            self._end_batch(pod.scheduler_name)
+            self.end_batch(pod.scheduler_name)
         self.metrics.observe_attempt(Result.SCHEDULED, pod.scheduler_name, elapsed)
         request = BindRequest(
             info=info,
@@ -355,142 +355,11 @@ class Scheduler:
         )
         self.binding.start(request, waits)
 
-    def _end_batch(self, profile: str) -> None:
+    def end_batch(self, profile: str) -> None:
+        """Drop ``profile``'s batch state (its next pod takes a full pass)."""
         batch = self.batches.get(profile)
         if batch is not None:
             batch.invalidate()
-
-    def _not_placed(
-        self,
-        info: QueuedPodInfo,
-        outcome: FitError | SchedulingError,
-        elapsed: float,
-        state: CycleState,
-        *,
-        post_filter: bool = True,
-    ) -> None:
-        """kube's handleSchedulingFailure: PostFilter for a pod that fits nowhere (not for
-        one rejected at Reserve or Permit: kube's PostFilter runs before them), then
-        requeue and report."""
-        pod = info.pod
-        if isinstance(outcome, FitError):
-            message = outcome.message()
-            extra = self._post_filter(info, outcome, state) if post_filter else ""
-            if extra:
-                message = f"{message} {extra}"
-            pod = info.pod  # a nomination changed the queued copy
-            self.metrics.observe_attempt(Result.UNSCHEDULABLE, pod.scheduler_name, elapsed)
-            log.info(
-                "pod_unschedulable",
-                pod=pod.key,
-                reason=message,
-                signature_refused_by=info.refused_by or None,
-            )
-            self.queue.requeue_unschedulable(
-                info, frozenset(outcome.diagnosis.unschedulable_plugins)
-            )
-            self.reporter.unschedulable(pod, message)
-        else:
-            self.metrics.observe_attempt(Result.ERROR, pod.scheduler_name, elapsed)
-            log.warning("scheduling_error", pod=pod.key, error=outcome.message)
-            self.clear_nomination(info)
-            pod = info.pod
-            self.queue.requeue_backoff(info)
-            self.reporter.failed(pod, outcome.message)
-
-    def _post_filter(self, info: QueuedPodInfo, fit: FitError, state: CycleState) -> str:
-        """Run PostFilter for a pod that fits nowhere and act on its nomination (kube's
-        schedule_one.go + handleSchedulingFailure + the preemption Executor, whose API calls
-        go through the Preemptor port). Returns PostFilter's message ("" when none)."""
-        pod = info.pod
-        profile = self.profiles[pod.scheduler_name]
-        if fit.num_all_nodes == 0:
-            # kube: no nodes is an error of its own, PostFilter does not run, and the
-            # nomination is cleared (schedule_one.go, ErrNoNodesAvailable).
-            self.clear_nomination(info)
-            return ""
-        result = profile.run_post_filter(state, pod, fit)
-        if profile.post_filter_plugins:
-            self.metrics.preemption_attempts.inc()
-        nominator = self.queue.nominator
-        if result.status.is_success and result.nominated_node:
-            node = result.nominated_node
-            lower = [
-                other
-                for other in nominator.lower_priority_on(node, pod.priority)
-                if other.uid != pod.uid
-            ]
-            # A nominated pod is never batched (KEP-5598): no signature until it is cleared.
-            self.queue.update_signature(info, nominator.add(pod, node), None, "NominatedNode")
-            self.metrics.preemption_victims.observe(len(result.victims))
-            log.info(
-                "pod_preempting",
-                pod=pod.key,
-                node=node,
-                victims=[victim.key for victim in result.victims],
-                pdb_violations=result.pdb_violations,
-            )
-            if self._tracked is not None:
-                self._preempting[pod.uid] = tuple(victim.uid for victim in result.victims)
-            self.preemptor.preempt(info.pod, node, result.victims)
-            if lower:
-                # They may no longer fit there: let them look elsewhere (kube clears them),
-                # in the nominator and in their queued copies (which would else try that
-                # node first and stay unsignable).
-                for other in lower:
-                    nominator.delete(other.uid)
-                    queued = self.queue.get(other.uid)
-                    if queued is not None:
-                        self._unnominate(queued)
-                self.preemptor.clear_nominated_node(lower)
-        elif result.nominated_node == "":
-            self.clear_nomination(info)
-        return result.status.message()
-
-    def clear_nomination(self, info: QueuedPodInfo) -> None:
-        """Forget ``info``'s nomination, here and in the API (kube's clearNominatedNode)."""
-        pod = info.pod
-        if not (pod.nominated_node_name or self.queue.nominator.node_of(pod.uid)):
-            return
-        self.queue.nominator.delete(pod.uid)
-        self._unnominate(info)
-        self.preemptor.clear_nominated_node([pod])
-
-    def _unnominate(self, info: QueuedPodInfo) -> None:
-        """The queued copy without its nominated node, signed again (it may batch now)."""
-        if not info.pod.nominated_node_name:
-            return
-        pod = replace(info.pod, nominated_node_name="")
-        signed = self.signers[pod.scheduler_name].sign(pod)
-        self.queue.update_signature(info, pod, signed.signature, signed.refused_by)
-
-    # -- preemption in flight (kube's async preemption) ---------------------------------
-
-    def waiting_for_preemption(self, pod: Pod) -> bool:
-        """The queue's ``hold``: True while ``pod``'s evictions are being written, and then
-        until the cache shows every victim terminating or gone (kube's
-        IsPodRunningPreemption, which reads the last victim from its informer)."""
-        if self._tracked is None:
-            return False
-        if self._tracked.is_running(pod.uid):
-            return True
-        victims = self._preempting.get(pod.uid)
-        if victims is None:
-            return False
-        for uid in victims:
-            victim = self.cluster.get_pod(uid)
-            if victim is not None and not victim.deleting and not victim.terminal:
-                return True  # deleted in the API; the watch has not shown it yet
-        del self._preempting[pod.uid]
-        return False
-
-    def preemption_finished(self, uid: Uid, ok: bool) -> None:
-        """The Preemptor's callback: let the pod go back to the active pool. A failed
-        preemption waits for nothing (no deletion will come); a successful one until the
-        watch shows its victims terminating (their removal then wakes the pod)."""
-        if not ok or uid not in self.queue:  # failed, or the pod is gone meanwhile
-            self._preempting.pop(uid, None)
-        self.queue.activate(uid)
 
 
 def _not_permitted(pod: Pod, node: str, status: st.Status) -> FitError | SchedulingError:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from scheduler import logs
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.profile import ScheduleResult
-from scheduler.framework.selection import Selector
+from scheduler.framework.feasible import Selector
+from scheduler.framework.results import ScheduleResult
 from scheduler.framework.status import Status
 from scheduler.metrics.labels import DivergenceKind
 

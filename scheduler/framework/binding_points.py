@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 from scheduler import logs
 from scheduler.framework import status as st
-from scheduler.framework.feasible import plugin_raised
 from scheduler.framework.interfaces import (
     PermitPlugin,
     PostBindPlugin,
@@ -37,6 +36,8 @@ from scheduler.framework.interfaces import (
     PreEnqueuePlugin,
     ReservePlugin,
 )
+from scheduler.framework.plugin_failures import plugin_raised
+from scheduler.framework.timing import timed
 from scheduler.framework.waiting_pods import MAX_TIMEOUT_SECONDS, HeldPod
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.interfaces import Plugin, ServiceKey
-    from scheduler.framework.profile import ObservePlugin, Profile
+    from scheduler.framework.timing import ObservePlugin, Timing
     from scheduler.framework.waiting_pods import Timers
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
@@ -59,9 +60,10 @@ class BindingPoints:
     """One profile's PreEnqueue, Reserve, Permit, PreBind and PostBind plugins, in the
     configured order, and its pods waiting at Permit."""
 
-    def __init__(self, profile: Profile) -> None:
-        self._profile = profile
-        """Its ``observe`` times each point (scheduler_framework_extension_point_duration)."""
+    def __init__(self, timing: Timing) -> None:
+        self._timing = timing
+        """The profile's recorders: each point (scheduler_framework_extension_point_duration)
+        and, in sampled cycles, each plugin call."""
         self.pre_enqueue_plugins: list[PreEnqueuePlugin] = []
         self.reserve_plugins: list[ReservePlugin] = []
         self.permit_plugins: list[PermitPlugin] = []
@@ -106,7 +108,7 @@ class BindingPoints:
         return status
 
     def _reserve(self, state: CycleState, pod: Pod, node_name: str) -> st.Status:
-        timing = self._profile.cycle_timing
+        timing = self._timing.cycle
         for plugin in self.reserve_plugins:
             started = time.perf_counter()
             try:
@@ -114,7 +116,7 @@ class BindingPoints:
             except Exception as exc:  # a plugin's bug fails this pod's cycle, not the loop
                 return plugin_raised(plugin.name, "Reserve", exc)
             if timing is not None:
-                _timed(timing, plugin.name, "Reserve", status.code, started)
+                timed(timing, plugin.name, "Reserve", status.code, started)
             if not status.is_success:
                 return _failed(status, plugin.name, "running Reserve plugin")
         return st.SUCCESS
@@ -129,7 +131,7 @@ class BindingPoints:
             except Exception:  # the others must still release what they hold
                 log.exception("plugin_raised", plugin=plugin.name, point="Unreserve")
             if timing is not None:
-                _timed(timing, plugin.name, "Unreserve", st.Code.SUCCESS, began)
+                timed(timing, plugin.name, "Unreserve", st.Code.SUCCESS, began)
         self._observed("Unreserve", st.Code.SUCCESS, started)
 
     # -- Permit --------------------------------------------------------------------------
@@ -147,7 +149,7 @@ class BindingPoints:
         self, state: CycleState, pod: Pod, node_name: str
     ) -> tuple[st.Status, dict[str, float]]:
         waits: dict[str, float] = {}
-        timing = self._profile.cycle_timing
+        timing = self._timing.cycle
         for plugin in self.permit_plugins:
             started = time.perf_counter()
             try:
@@ -156,7 +158,7 @@ class BindingPoints:
             except Exception as exc:  # a plugin's bug fails this pod's cycle, not the loop
                 return plugin_raised(plugin.name, "Permit", exc), {}
             if timing is not None:
-                _timed(timing, plugin.name, "Permit", status.code, started)
+                timed(timing, plugin.name, "Permit", status.code, started)
             if status.is_success:
                 continue
             if status.code is st.Code.WAIT:
@@ -222,7 +224,7 @@ class BindingPoints:
             return plugin_raised(plugin.name, "PreBind", exc)
         timing = self._binding_timing(state)
         if timing is not None and isinstance(result, st.Status):
-            _timed(timing, plugin.name, "PreBind", result.code, started)
+            timed(timing, plugin.name, "PreBind", result.code, started)
         return result
 
     @staticmethod
@@ -240,22 +242,18 @@ class BindingPoints:
             except Exception:  # informational: the pod is bound whatever it does
                 log.exception("plugin_raised", plugin=plugin.name, point="PostBind")
             if timing is not None:
-                _timed(timing, plugin.name, "PostBind", st.Code.SUCCESS, began)
+                timed(timing, plugin.name, "PostBind", st.Code.SUCCESS, began)
         self._observed("PostBind", st.Code.SUCCESS, started)
 
     def _binding_timing(self, state: CycleState) -> ObservePlugin | None:
         """Per-plugin timing for the binding cycle's points: the pod's own cycle decides
         (the profile's current one may be another pod's by now)."""
-        return self._profile.observe_plugin if state.record_plugin_metrics else None
+        return self._timing.observe_plugin if state.record_plugin_metrics else None
 
     def _observed(self, point: str, code: st.Code, started: float) -> None:
-        observe = self._profile.observe
+        observe = self._timing.observe
         if observe is not None:
             observe(point, st.CODE_LABELS[code], time.perf_counter() - started)
-
-
-def _timed(timing: ObservePlugin, plugin: str, point: str, code: st.Code, started: float) -> None:
-    timing(plugin, point, st.CODE_LABELS[code], time.perf_counter() - started)
 
 
 def _failed(status: st.Status, plugin: str, what: str) -> st.Status:

@@ -110,4 +110,4 @@ WITHOUT_EFFECT: Mapping[str, str] = {
 }
 """kube plugins we do not implement that kube-scheduler's own written configuration
 enables: accepted (and their pluginConfig) so that a copied configuration loads, with a
-warning that says what is missing (``config_component.notes``)."""
+warning that says what is missing (``config_run.notes``)."""

@@ -22,15 +22,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from scheduler.framework import nominated as nominated_pods
-from scheduler.framework import selection
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import Diagnosis, FitError
+from scheduler.framework.feasible import num_feasible_nodes_to_find
 from scheduler.framework.profile import DRA_UNSUPPORTED, NO_NODES
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
-    from scheduler.framework.profile import PreFilterResult, Profile, Scores
+    from scheduler.framework.interfaces import PreFilterResult
+    from scheduler.framework.profile import Profile
+    from scheduler.framework.results import Scores
     from scheduler.model.pod import Pod
 
 PRE_FILTER = "PreFilter"
@@ -133,7 +135,7 @@ def explain_pod(profile: Profile, pod: Pod) -> Explanation:
     explanation.skipped_filters = tuple(sorted(state.skip_filter_plugins))
     diagnosis = Diagnosis()
     feasible, rejections = _filter(profile, state, pod, infos, allowed, diagnosis, explanation)
-    explanation.feasible_to_find = selection.num_feasible_nodes_to_find(
+    explanation.feasible_to_find = num_feasible_nodes_to_find(
         profile.percentage_of_nodes_to_score, len(feasible) + len(diagnosis.node_statuses)
     )
     if pod.nominated_node_name in {info.name for info in feasible}:

@@ -1,4 +1,7 @@
-"""The Filter phase of a full pass: kube's ``findNodesThatPassFilters``.
+"""The Filter phase of a full pass: kube's ``findNodesThatPassFilters``, with its
+``numFeasibleNodesToFind`` (adaptive percentageOfNodesToScore) and rotating
+``nextStartNodeIndex`` (the ``Selector``, whose random source also breaks the Score phase's
+ties: framework/scoring.py).
 
 Nodes are filtered from the rotating start until ``num_feasible_nodes_to_find`` pass; each
 rejected node's Status goes into the Diagnosis, the first rejecting plugin's, as kube's.
@@ -18,45 +21,77 @@ of the Filter chain and a Status (docs/performance.md, issue 19).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Collection, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
-from scheduler.framework import selection
 from scheduler.framework import status as st
 from scheduler.framework.diagnosis import SchedulingError
-from scheduler.logs import get_logger
+from scheduler.framework.plugin_failures import plugin_raised, wrong_result
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.diagnosis import Diagnosis
-    from scheduler.framework.profile import Profile
+    from scheduler.framework.interfaces import FilterPlugin, FilterPrecheck, NominatedPods
     from scheduler.model.pod import Pod
 
 Filter = Callable[["CycleState", "Pod", "NodeInfo"], st.Status]
 
-log = get_logger(__name__)
-_reported: set[tuple[str, str]] = set()
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 
-def plugin_raised(plugin: str, point: str, exc: Exception) -> st.Status:
-    """The Error Status for a plugin that raised (kube: the cycle fails with Error and the pod
-    is retried with backoff); the traceback is logged once per plugin and point."""
-    if (plugin, point) not in _reported:
-        _reported.add((plugin, point))
-        log.error("plugin_raised", plugin=plugin, point=point, exc_info=exc)
-    return st.error(
-        f"plugin {plugin!r} raised in {point}: {type(exc).__name__}: {exc}"
-    ).with_plugin(plugin)
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """Stop filtering after this many feasible nodes (percentage 0 means adaptive)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    found = num_all_nodes * percentage // 100
+    return max(found, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(slots=True)
+class Selector:
+    """The mutable part of node selection: the rotating start and the random source.
+
+    A profile's full passes and batch hints share one; a verifying pass uses another, so that
+    checking a decision never moves the start or the draws of the next real one.
+    """
+
+    rng: random.Random = field(default_factory=random.Random)
+    next_start: int = 0
+
+
+class Filters(Protocol):
+    """What the Filter phase reads of a profile (framework.profile.Profile)."""
+
+    @property
+    def percentage_of_nodes_to_score(self) -> int: ...
+
+    @property
+    def filter_plugins(self) -> Sequence[FilterPlugin]: ...
+
+    @property
+    def filter_prechecks(self) -> Sequence[FilterPrecheck]: ...
+
+    @property
+    def nominator(self) -> NominatedPods | None: ...
+
+    def run_filters_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> st.Status: ...
 
 
 def find_feasible(
-    profile: Profile,
+    profile: Filters,
     state: CycleState,
     pod: Pod,
     nodes: list[NodeInfo],
     diagnosis: Diagnosis,
-    selector: selection.Selector,
+    selector: Selector,
     num_all: int,
 ) -> tuple[list[NodeInfo] | SchedulingError, int]:
     """Filter ``nodes`` (all ``num_all`` nodes, or those PreFilter left) from the rotating
@@ -69,7 +104,7 @@ def find_feasible(
 
 
 def _filter(
-    profile: Profile,
+    profile: Filters,
     state: CycleState,
     pod: Pod,
     nodes: list[NodeInfo],
@@ -81,7 +116,7 @@ def _filter(
     count = len(nodes)
     if count == 0:
         return [], 0
-    to_find = selection.num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, count)
+    to_find = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, count)
     skip = state.skip_filter_plugins
     filters = [(p.name, p.filter) for p in profile.filter_plugins if p.name not in skip]
     prechecks = [
@@ -95,6 +130,7 @@ def _filter(
     prechecked: list[NodeInfo] = []
     statuses = diagnosis.node_statuses
     success = st.SUCCESS
+    status_type = st.Status
     ok = st.Code.SUCCESS
     error = st.Code.ERROR
     processed = 0
@@ -124,12 +160,17 @@ def _filter(
                 status = run(state, pod, info)
             except Exception as exc:  # a plugin's bug fails this pod's cycle, not the loop
                 status = plugin_raised(name, "Filter", exc)
-            if status is not success and status.code is not ok:
-                if status.code is error:
-                    return SchedulingError(pod.key, status.message()), processed - 1
-                statuses[info.name] = status
-                diagnosis.unschedulable_plugins.add(name)
-                break
+            if status is success:
+                continue
+            if type(status) is not status_type:  # the plugin's bug: an Error naming it
+                status = wrong_result(name, "Filter", status, "a Status")
+            if status.code is ok:
+                continue
+            if status.code is error:
+                return SchedulingError(pod.key, status.message()), processed - 1
+            statuses[info.name] = status
+            diagnosis.unschedulable_plugins.add(name)
+            break
         else:
             feasible.append(info)
             if len(feasible) >= to_find:
@@ -147,7 +188,7 @@ def _filter(
 
 
 def _rejection(
-    profile: Profile,
+    profile: Filters,
     state: CycleState,
     pod: Pod,
     info: NodeInfo,
@@ -164,6 +205,8 @@ def _rejection(
             status = run(state, pod, info)
         except Exception as exc:  # as in the loop above
             status = plugin_raised(name, "Filter", exc)
+        if type(status) is not st.Status:
+            status = wrong_result(name, "Filter", status, "a Status")
         if not status.is_success:
             return status, name
     raise AssertionError(f"a Filter precheck rejected node {info.name!r}, which passes")

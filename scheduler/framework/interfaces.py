@@ -52,6 +52,8 @@ from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping, 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, runtime_checkable
 
+from scheduler.framework.status import Status, unresolvable
+
 if TYPE_CHECKING:
     import random
 
@@ -60,8 +62,6 @@ if TYPE_CHECKING:
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.diagnosis import FitError
     from scheduler.framework.events import ClusterEvent
-    from scheduler.framework.profile import PreFilterResult
-    from scheduler.framework.status import Status
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
 
@@ -73,6 +73,19 @@ MIN_NODE_SCORE = 0
 PluginArgs = Mapping[str, object]
 """A plugin's ``pluginConfig`` args as read from the configuration file (validated by the
 plugin's factory, which raises ``framework.config.ConfigError`` naming the field)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """Nodes worth filtering (None: all) and the PreFilter plugins that narrowed them
+    (kube's PreFilterResult, merged over the plugins)."""
+
+    node_names: frozenset[str] | None
+    plugins: tuple[str, ...]
+
+    def absent_nodes_status(self) -> Status:
+        """The verdict on a node outside ``node_names`` (kube's absent nodes status)."""
+        return unresolvable(f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(self.plugins))}]")
 
 
 class NominatedPods(Protocol):

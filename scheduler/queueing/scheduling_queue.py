@@ -6,7 +6,7 @@
   (``initial * 2^(attempts-1)``, capped at ``max``) expires;
 - unschedulable: pods no node fits; a cluster event that may help them moves them back, and
   so does staying longer than ``max_unschedulable_seconds``. Which event may help which pod
-  is ``wakes`` (``framework.events``): the events the plugins that rejected it declared.
+  is ``wakes`` (``framework.wakes``): the events the plugins that rejected it declared.
 
 Runs (KEP-5598 in a queue): ``pop_group`` pops the head and returns it as a :class:`Run`;
 iterating the run pops each next pod only when it asks for it, and only while the head of
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from scheduler.framework import events
+from scheduler.framework import events, wakes
 from scheduler.queueing.nominator import Nominator
 
 if TYPE_CHECKING:
@@ -104,9 +104,9 @@ class SchedulingQueue:
         """Pods nominated to nodes (by preemption, or by ``status.nominatedNodeName``)."""
         self.hold: Callable[[Pod], bool] | None = None
         """Asked before a pod enters the active pool: True keeps it unschedulable."""
-        self.wakes: events.WakeTable = events.EVERY_EVENT
+        self.wakes: wakes.WakeTable = wakes.EVERY_EVENT
         """Which event may help which rejected pod; the Scheduler sets it from its profiles'
-        plugins (``events.wake_table``). The default wakes every pod on every event."""
+        plugins (``wakes.wake_table``). The default wakes every pod on every event."""
 
     # -- sizes -------------------------------------------------------------------------
 

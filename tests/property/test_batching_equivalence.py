@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from scheduler.batching.signature import BatchingMode
 from scheduler.cycle.schedule_one import Scheduler
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.profile import Scores
+from scheduler.framework.results import Scores
 from scheduler.model.parse import pod_from_raw
 from tests.builders import make_node, make_pod
 from tests.harness import scheduler_for

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import FitError
-from scheduler.framework.profile import Profile, ScheduleResult
+from scheduler.framework.profile import Profile
+from scheduler.framework.results import ScheduleResult
 from scheduler.model.parse import pod_from_raw
 from tests.builders import make_node, make_pod, taint, toleration
 from tests.harness import cluster_of, profile_for

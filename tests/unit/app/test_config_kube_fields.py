@@ -18,7 +18,7 @@ from scheduler.app.core import build_scheduler
 from scheduler.clock import FakeClock
 from scheduler.cycle.schedule_one import BatchingSettings
 from scheduler.framework.config import ConfigError, load_config
-from scheduler.framework.config_component import notes, with_flags
+from scheduler.framework.config_run import notes, with_flags
 
 WRITTEN = Path(__file__).parent / "data" / "kube-scheduler-v1.37.2-written-config.yaml"
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}

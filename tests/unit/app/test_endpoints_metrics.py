@@ -94,7 +94,7 @@ def test_a_bound_pod_observes_its_attempts() -> None:
 def _bind_all(sample: float, count: int = 6) -> tuple[dict[str, float], list[str]]:
     scheduler, _, _ = scheduler_for([make_node(f"n{i}") for i in range(4)], seed=3)
     for profile in scheduler.profiles.values():
-        profile.plugin_sample = sample
+        profile.timing.plugin_sample = sample
     handlers = EventHandlers(scheduler)
     for i in range(count):
         handlers.on_pod(pod_from_raw(make_pod(f"p{i}", cpu="100m")))

@@ -11,7 +11,7 @@ from scheduler.batching import exact
 from scheduler.batching.signature import BatchingMode
 from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.schedule_one import Scheduler
-from scheduler.framework.profile import ScheduleResult
+from scheduler.framework.results import ScheduleResult
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from tests.builders import make_node, make_pod
 from tests.harness import config_with, drain, scheduler_for

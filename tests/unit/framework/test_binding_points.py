@@ -263,16 +263,16 @@ def test_reserve_and_permit_calls_are_timed_in_a_sampled_cycle() -> None:
     PreFilter drew as sampled, with kube's point names and status labels."""
     seen: list[tuple[str, str, str]] = []
     profile = _profile(Recorder("A", [], permit=(st.Status(st.Code.WAIT), 1.0)))
-    profile.observe_plugin = lambda plugin, point, status, seconds: seen.append(
+    profile.timing.observe_plugin = lambda plugin, point, status, seconds: seen.append(
         (plugin, point, status)
     )
-    profile.plugin_sample = 1.0
+    profile.timing.plugin_sample = 1.0
     state = CycleState()
     profile.run_pre_filter(state, POD)
     profile.binding.run_reserve(state, POD, "n")
     profile.binding.run_permit(state, POD, "n")
     assert seen == [("A", "Reserve", "Success"), ("A", "Permit", "Wait")]
-    profile.plugin_sample = 0.0
+    profile.timing.plugin_sample = 0.0
     profile.run_pre_filter(state, POD)
     profile.binding.run_reserve(state, POD, "n")
     assert len(seen) == 2  # an unsampled cycle times nothing
@@ -283,7 +283,7 @@ def test_binding_cycle_plugins_are_timed_by_the_pods_own_sampling() -> None:
     is the pod's own cycle's draw, carried in its CycleState, not the profile's current."""
     seen: list[tuple[str, str, str]] = []
     profile = _profile(Recorder("A", []))
-    profile.observe_plugin = lambda plugin, point, status, seconds: seen.append(
+    profile.timing.observe_plugin = lambda plugin, point, status, seconds: seen.append(
         (plugin, point, status)
     )
     sampled, unsampled = CycleState(), CycleState()

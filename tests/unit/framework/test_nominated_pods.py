@@ -7,7 +7,7 @@ import pytest
 
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import FitError
-from scheduler.framework.profile import ScheduleResult
+from scheduler.framework.results import ScheduleResult
 from scheduler.model.parse import pod_from_raw
 from scheduler.model.pod import Pod
 from scheduler.queueing.nominator import Nominator

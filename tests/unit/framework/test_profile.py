@@ -6,8 +6,9 @@ import pytest
 
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import FitError
-from scheduler.framework.profile import ScheduleResult, Scores
-from scheduler.framework.selection import num_feasible_nodes_to_find, pick_top
+from scheduler.framework.feasible import num_feasible_nodes_to_find
+from scheduler.framework.results import ScheduleResult, Scores
+from scheduler.framework.scoring import pick_top
 from scheduler.model.parse import pod_from_raw
 from tests.builders import make_node, make_pod, taint, toleration
 from tests.harness import cluster_of, config_with, profile_for

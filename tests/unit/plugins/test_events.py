@@ -9,7 +9,7 @@ import random
 import pytest
 
 from scheduler.cache.cluster_state import ClusterState
-from scheduler.framework import events
+from scheduler.framework import wakes
 from scheduler.framework.config import default_config
 from scheduler.framework.events import ClusterEvent
 from scheduler.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin
@@ -89,7 +89,7 @@ def test_plugins_that_can_reject_declare_their_events(name: str) -> None:
 def test_default_profile_table_is_kubes() -> None:
     """The table built from the default profile maps each event to the plugins kube
     registers for it."""
-    table = events.wake_table(_profile().plugins)
+    table = wakes.wake_table(_profile().plugins)
     expected = {
         event: frozenset(name for name, declared in KUBE_EVENTS.items() if event in declared)
         for event in ClusterEvent
@@ -129,7 +129,7 @@ def test_default_profile_table_is_kubes() -> None:
 def test_default_profile_wakes(event: ClusterEvent, rejected_by: set[str], woken: bool) -> None:
     """kube's rule: a rejected pod moves on an event one of its rejectors registered; a pod
     no declaring plugin rejected moves on every event."""
-    table = events.wake_table(_profile().plugins)
+    table = wakes.wake_table(_profile().plugins)
     assert table.worth_requeuing(event, frozenset(rejected_by)) is woken
 
 
@@ -149,7 +149,7 @@ class _Undeclared:
 def test_an_empty_declaration_is_not_an_undeclared_plugin() -> None:
     """A plugin that declares no event is woken by none; one that declares nothing at all
     (no EnqueueExtensions) by every event."""
-    table = events.wake_table([_Silent(), _Undeclared()])
+    table = wakes.wake_table([_Silent(), _Undeclared()])
     assert table.declared == frozenset({"Silent"})
     for event in ClusterEvent:
         assert not table.worth_requeuing(event, frozenset({"Silent"}))

@@ -16,7 +16,8 @@ from scheduler.framework.config import PluginSpec
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import FitError
 from scheduler.framework.interfaces import ExactOnly
-from scheduler.framework.profile import Profile, ScheduleResult
+from scheduler.framework.profile import Profile
+from scheduler.framework.results import ScheduleResult
 from scheduler.model import parse
 from scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from tests.builders import make_node, make_pod

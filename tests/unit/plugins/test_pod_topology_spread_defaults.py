@@ -17,7 +17,8 @@ from scheduler.framework import status as st
 from scheduler.framework.config import PluginSpec
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interfaces import ExactOnly
-from scheduler.framework.profile import Profile, ScheduleResult
+from scheduler.framework.profile import Profile
+from scheduler.framework.results import ScheduleResult
 from scheduler.model import parse
 from scheduler.model.labels import LabelSelector, Operator, Requirement
 from scheduler.model.workloads import ControllerKind

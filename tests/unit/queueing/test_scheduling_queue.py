@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from scheduler.clock import FakeClock
-from scheduler.framework import events
+from scheduler.framework import wakes
 from scheduler.framework.events import ClusterEvent
 from scheduler.model.parse import pod_from_raw
 from scheduler.model.pod import Pod
@@ -19,7 +19,7 @@ def _pod(name: str, priority: int = 0) -> Pod:
     return pod_from_raw(make_pod(name, priority=priority))
 
 
-WAKES = events.WakeTable(
+WAKES = wakes.WakeTable(
     {
         ClusterEvent.NODE_ADD: frozenset({"Fit", "Affinity"}),
         ClusterEvent.ASSIGNED_POD_ADD: frozenset({"Affinity"}),

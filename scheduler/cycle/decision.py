@@ -1,4 +1,5 @@
-"""Decisions a person can read: one debug line per scheduling cycle.
+"""A decision: what the scheduling part of one cycle found (kube's schedulePod result), and
+the debug line a person can read about it, one per scheduling cycle.
 
 ``pod_decided`` says how the node was found (``path``: ``hint``, ``rescore``, ``exact`` or
 ``full``), which batch state the pod was placed from or started (None: it fits nowhere, or
@@ -8,26 +9,43 @@ plugin scores at its highest verbosity; this is the short form). A batch state's
 logged by the batch (``batch_ended``: reason and size). ``batch-scheduler explain`` gives
 the full breakdown for one pod on demand.
 
-Built only when debug is enabled: at info level the cycle pays one level check.
+Built only when debug is enabled: at info level the cycle pays one level check, before it
+calls here.
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scheduler import logs
 from scheduler.framework.diagnosis import SchedulingError
-from scheduler.framework.profile import ScheduleResult
+from scheduler.framework.results import ScheduleResult
 
 if TYPE_CHECKING:
+    from scheduler.batching.batch import OpportunisticBatch
     from scheduler.batching.signature import Signature
-    from scheduler.cycle.schedule_one import Decision, Scheduler
+    from scheduler.framework.cycle_state import CycleState
+    from scheduler.framework.results import Outcome
+    from scheduler.metrics.labels import DecisionPath
     from scheduler.queueing.scheduling_queue import QueuedPodInfo
 
 log = logs.get_logger(__name__)
 
 TOP = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the scheduling part of one cycle found (kube's schedulePod result)."""
+
+    outcome: Outcome
+    path: DecisionPath
+    state: CycleState
+    """The CycleState PostFilter, and (cloned) Reserve and the binding cycle, continue with."""
+    hinted: str | None
+    """The node the batch hinted (None: no hint), used or not."""
 
 
 def signature_digest(signature: Signature | None) -> str | None:
@@ -38,12 +56,15 @@ def signature_digest(signature: Signature | None) -> str | None:
 
 
 def log_decision(
-    scheduler: Scheduler, info: QueuedPodInfo, cycle: int, decision: Decision, seconds: float
+    batch: OpportunisticBatch | None,
+    info: QueuedPodInfo,
+    cycle: int,
+    decision: Decision,
+    seconds: float,
 ) -> None:
-    if not logs.debug_enabled():
-        return
+    """``pod_decided`` at debug level (the caller checks the level); ``batch`` is the
+    profile's, whose state the pod was placed from or started."""
     pod = info.pod
-    batch = scheduler.batches.get(pod.scheduler_name)
     outcome = decision.outcome
     fields: dict[str, object] = {
         "pod": pod.key,
