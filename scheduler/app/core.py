@@ -13,7 +13,7 @@ from scheduler.app.plugin_loading import PluginRegistry
 from scheduler.cache.cluster_state import ClusterState
 from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
 from scheduler.framework.profile import Profile, build_profile
-from scheduler.metrics import Metrics
+from scheduler.metrics.registry import Metrics
 from scheduler.queueing.scheduling_queue import SchedulingQueue
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from aiohttp import web
 from scheduler import logs
 from scheduler.app.settings import SettingsError
 from scheduler.kube.delegated_auth import AuthError
-from scheduler.metrics import CONTENT_TYPE
+from scheduler.metrics.registry import CONTENT_TYPE
 
 if TYPE_CHECKING:
     import ssl
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from scheduler.cycle.loop import Gate
     from scheduler.kube.delegated_auth import DelegatedAuth
-    from scheduler.metrics import Metrics
+    from scheduler.metrics.registry import Metrics
 
     Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

@@ -55,7 +55,7 @@ from scheduler.clock import FakeClock
 from scheduler.cycle.schedule_one import BatchingSettings
 from scheduler.framework import explanation as ex
 from scheduler.framework.status import CODE_LABELS, Code
-from scheduler.metrics import Metrics
+from scheduler.metrics.registry import Metrics
 from scheduler.model.pod import BATCHING_ANNOTATION
 from scheduler.plugins import names
 

@@ -53,7 +53,7 @@ from scheduler.kube.leader import LeaderElector, default_identity
 from scheduler.kube.preemption import ApiPreemptor
 from scheduler.kube.reporter import Reporter
 from scheduler.kube.volume_binder import VolumeBinder, node_labels_in
-from scheduler.metrics import Metrics
+from scheduler.metrics.registry import Metrics
 from scheduler.plugins.volume_binding import VOLUME_BINDER
 
 if TYPE_CHECKING:

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.profile import Profile
     from scheduler.framework.results import Scores, WeightedScore
-    from scheduler.metrics import Metrics
+    from scheduler.metrics.registry import Metrics
     from scheduler.model.pod import Pod
 
 log = logs.get_logger(__name__)

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from scheduler.framework.interfaces import FilterPlugin
     from scheduler.framework.profile import Profile
     from scheduler.framework.results import WeightedScore
-    from scheduler.metrics import Metrics
+    from scheduler.metrics.registry import Metrics
     from scheduler.model.pod import Pod
 
 NODE_LOCAL_FILTERS = frozenset(

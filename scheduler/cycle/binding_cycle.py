@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from scheduler.framework.interfaces import PreBindPlugin
     from scheduler.framework.profile import Profile
     from scheduler.framework.waiting_pods import Timers
-    from scheduler.metrics import Metrics
+    from scheduler.metrics.registry import Metrics
     from scheduler.queueing.scheduling_queue import SchedulingQueue
 
 log = logs.get_logger(__name__)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from scheduler.metrics.labels import DecisionPath, Result
 
 if TYPE_CHECKING:
-    from scheduler.metrics import Metrics
+    from scheduler.metrics.registry import Metrics
 
 
 @dataclass(frozen=True, slots=True)

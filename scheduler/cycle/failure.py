@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.diagnosis import SchedulingError
     from scheduler.framework.profile import Profile
-    from scheduler.metrics import Metrics
+    from scheduler.metrics.registry import Metrics
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
     from scheduler.queueing.scheduling_queue import QueuedPodInfo, SchedulingQueue

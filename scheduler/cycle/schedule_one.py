@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from scheduler.framework.profile import Profile
     from scheduler.framework.results import Outcome
     from scheduler.framework.timing import ObservePlugin, ObservePoint
-    from scheduler.metrics import Metrics
+    from scheduler.metrics.registry import Metrics
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
     from scheduler.queueing.scheduling_queue import QueuedPodInfo, SchedulingQueue

@@ -21,7 +21,7 @@ from scheduler.metrics.labels import DivergenceKind
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.framework.profile import Profile
-    from scheduler.metrics import Metrics
+    from scheduler.metrics.registry import Metrics
     from scheduler.model.pod import Pod
 
 log = logs.get_logger(__name__)

@@ -63,7 +63,7 @@ from scheduler import clock as clocks
 from scheduler import logs
 from scheduler.kube import client, errors, workers
 from scheduler.kube.timestamps import rfc3339
-from scheduler.metrics import Metrics
+from scheduler.metrics.registry import Metrics
 
 if TYPE_CHECKING:
     from collections.abc import Callable

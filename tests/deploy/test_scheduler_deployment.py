@@ -34,7 +34,7 @@ from scheduler.batching.signature import BatchingMode, Signer
 from scheduler.cli.main import build_parser
 from scheduler.cycle.loop import OpenGate
 from scheduler.framework.config import load_config
-from scheduler.metrics import Metrics
+from scheduler.metrics.registry import Metrics
 from scheduler.model.parse import pod_from_raw
 from tests.builders import make_node
 from tests.harness import drain, scheduler_for

@@ -10,7 +10,7 @@ import pytest
 
 from scheduler.clock import FakeClock
 from scheduler.kube.reporter import Reporter, ReporterOptions
-from scheduler.metrics import Metrics
+from scheduler.metrics.registry import Metrics
 from tests.kube.kube_helpers import FailFirst, create_pod
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from scheduler.kube.controller.sync import (
     Kind,
     Synced,
 )
-from scheduler.metrics import Metrics
+from scheduler.metrics.registry import Metrics
 from scheduler.model.parse_pod import pod_from_raw
 from scheduler.sim.discovery import NODES, PODS
 from tests.builders import make_node, make_pod

@@ -15,7 +15,7 @@ from scheduler.kube.controller.nodes import NodeEvents
 from scheduler.kube.controller.objects import PARSERS, ObjectEvents
 from scheduler.kube.controller.pods import PodEvents
 from scheduler.kube.controller.sync import CacheSync, Cause, Synced
-from scheduler.metrics import Metrics
+from scheduler.metrics.registry import Metrics
 from scheduler.model.workloads import ControllerKind
 from scheduler.sim.discovery import REPLICA_SETS, SERVICES
 from tests.harness import scheduler_for

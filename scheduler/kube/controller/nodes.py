@@ -26,7 +26,7 @@ from scheduler.model.parse import node_from_raw
 
 if TYPE_CHECKING:
     from scheduler.cycle.eventhandlers import EventHandlers
-    from scheduler.metrics import Metrics
+    from scheduler.metrics.registry import Metrics
 
 log = logs.get_logger(__name__)
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from scheduler.cycle.eventhandlers import ClusterObject, EventHandlers
-    from scheduler.metrics import Metrics
+    from scheduler.metrics.registry import Metrics
 
 log = logs.get_logger(__name__)
 

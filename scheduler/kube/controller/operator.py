@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from scheduler.cycle.eventhandlers import EventHandlers
     from scheduler.cycle.ports import Reporter
     from scheduler.kube.client import ApiClient
-    from scheduler.metrics import Metrics
+    from scheduler.metrics.registry import Metrics
 
 log = logs.get_logger(__name__)
 

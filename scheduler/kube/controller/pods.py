@@ -30,7 +30,7 @@ from scheduler.model.parse import pod_from_raw
 if TYPE_CHECKING:
     from scheduler.cycle.eventhandlers import EventHandlers
     from scheduler.cycle.ports import Reporter
-    from scheduler.metrics import Metrics
+    from scheduler.metrics.registry import Metrics
     from scheduler.model.pod import Pod
 
 log = logs.get_logger(__name__)

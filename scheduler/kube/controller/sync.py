@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from scheduler.kube.controller.nodes import NodeEvents
     from scheduler.kube.controller.objects import ObjectEvents
     from scheduler.kube.controller.pods import PodEvents
-    from scheduler.metrics import Metrics
+    from scheduler.metrics.registry import Metrics
 
 __all__ = ["Applier", "CacheSync", "Cause", "Kind", "Synced", "list_pages", "newer_or_unknown"]
 

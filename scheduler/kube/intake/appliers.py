@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from scheduler.kube.controller.nodes import NodeEvents
     from scheduler.kube.controller.pods import PodEvents
     from scheduler.kube.intake.peek import NodePeek, PodPeek
-    from scheduler.metrics import Metrics
+    from scheduler.metrics.registry import Metrics
     from scheduler.model.pod import Pod
 
 __all__ = ["NodeIntake", "PodIntake", "decode_object"]

@@ -9,7 +9,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.loop import run_flushes
-from scheduler.metrics import Metrics
+from scheduler.metrics.registry import Metrics
 from scheduler.model.parse import pod_from_raw
 from tests.builders import make_node, make_pod
 from tests.harness import scheduler_for

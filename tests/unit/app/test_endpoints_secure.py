@@ -20,7 +20,7 @@ from scheduler.app.settings import SettingsError
 from scheduler.cycle.loop import OpenGate
 from scheduler.kube.client import ApiClient
 from scheduler.kube.delegated_auth import DelegatedAuth
-from scheduler.metrics import Metrics
+from scheduler.metrics.registry import Metrics
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

@@ -11,7 +11,7 @@ from scheduler.clock import FakeClock
 from scheduler.cycle.schedule_one import BatchingSettings
 from scheduler.framework import status as st
 from scheduler.framework.config import default_config
-from scheduler.metrics import Metrics
+from scheduler.metrics.registry import Metrics
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from tests.builders import make_node, make_pod
 from tests.harness import RecordingReporter, drain

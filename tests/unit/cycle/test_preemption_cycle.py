@@ -13,7 +13,7 @@ from scheduler.clock import FakeClock
 from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
 from scheduler.framework.config import default_config
 from scheduler.framework.events import ClusterEvent
-from scheduler.metrics import Metrics
+from scheduler.metrics.registry import Metrics
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from scheduler.model.pod import Pod
 from scheduler.queueing.scheduling_queue import Pool

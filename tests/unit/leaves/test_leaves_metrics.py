@@ -9,8 +9,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from scheduler import metrics
 from scheduler.metrics import labels as L
+from scheduler.metrics import registry as metrics
 
 Use = Callable[[metrics.Metrics], None]
 
