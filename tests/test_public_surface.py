@@ -15,6 +15,7 @@ EXPECTED = {
     "EnqueueExtensions",
     "FilterPlugin",
     "Handle",
+    "NodeLocalPlugin",
     "NormalizeScorePlugin",
     "PermitPlugin",
     "Plugin",

@@ -297,7 +297,7 @@ def _batching(signer: Signer, pod: Pod) -> dict[str, Any]:
         opted = dataclasses.replace(
             pod, annotations={**pod.annotations, BATCHING_ANNOTATION: "true"}
         )
-        again = Signer(signer.profile, BatchingMode.ANNOTATED, exact=signer.exact).sign(opted)
+        again = Signer(signer.profile, BatchingMode.ANNOTATED).sign(opted)
         report["if_opted_in"] = {
             "signable": again.signature is not None,
             "path": _path(again.signature),

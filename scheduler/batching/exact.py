@@ -5,37 +5,10 @@ is wrong for pods whose PodTopologySpread or InterPodAffinity verdicts and score
 nodes other than the one the last pod went to, so kube refuses to sign them. The exact
 batch serves exactly those signatures (``signature.is_exact``), and for each pod returns
 the node, the evaluated count, the ``next_start`` and the random draw of a full pass
-(``Profile.schedule``) on the same cluster with the same selector. Its argument:
-
-1. **Live counts.** For one signature the CycleState of a PreFilter (and what PreScore
-   counts, ``ExactDomainPlugin.exact_begin``) is kept and moved by every pod a NodeInfo
-   gains or loses — our assume and forget, the watch's confirmations, other schedulers'
-   pods, deletions — through ``cache.changes``, by the plugins' own AddPod/RemovePod rules
-   (``exact_update``). A change it cannot follow (a node or namespace, a new topology key)
-   drops the state.
-2. **Node-local parts.** Every other Filter and Score plugin reads only the pod and the
-   node it is asked about (``NODE_LOCAL`` below; a profile with any other plugin has no
-   exact batch). Per node the state keeps whether those filters pass (``ok``), the
-   weighted sum of the scores that are not normalized (``u``), and the raw scores of
-   the normalized ones (TaintToleration, NodeAffinity: static while nodes do not change).
-   A pod added to or removed from node n changes them on n only.
-3. **Groups.** A node's key is those static raws plus what the domain plugins read of it
-   (``exact_node_key``: its zone, its own hostname counts). Equal keys mean equal verdicts
-   and equal raw scores from every normalized plugin; the normalizers (min and max over
-   the scored raws, the ignored flag) then give equal normalized scores, so two nodes of a
-   group differ only by ``u``. A cycle computes verdicts, PreScore (weights from how many
-   scored nodes and domains there are), raws and normalization once per group, with the
-   plugins' own functions on one node of the group (``exact_pre_score``, ``score``,
-   ``normalize_score``), and adds ``u`` per node.
-4. **Selection.** Every feasible node scored (F ≤ num_feasible_nodes_to_find): the best
-   total is a group's base plus its largest ``u``; the tied nodes are drawn from with one
-   ``rng.choice`` over their count, the i-th taken in rotated order from ``next_start``,
-   as ``pick_top`` draws over the rotated feasible list; ``next_start`` moves as
-   ``find_feasible`` moves it. Sampling (F > to_find, kube's adaptive
-   percentageOfNodesToScore): the rotated order is walked with two lookups per node until
-   to_find nodes are feasible, and that window is scored by group as above.
-5. **Recheck.** The chosen node passes every Filter against the live state before it is
-   used (DESIGN.md's invariant); a failure would be a bug: counted, state dropped, full pass.
+(``Profile.schedule``) on the same cluster with the same selector. Why that holds — live
+counts, node-local parts, groups of equal nodes, the same selection, the recheck — is
+argued step by step in docs/architecture.md ("The exact batch's argument"); which plugins
+it can serve is batching/exact_contracts.py.
 
 Whatever this cannot prove falls back to the full pass, counted by reason
 (``batch_scheduler_exact_batch_total``): no state yet, nominated pods, no feasible node
@@ -51,6 +24,7 @@ from itertools import chain, compress, islice
 from operator import add
 from typing import TYPE_CHECKING
 
+from scheduler.batching.exact_contracts import DOMAIN_PLUGINS
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.feasible import num_feasible_nodes_to_find
@@ -58,7 +32,6 @@ from scheduler.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, Exact
 from scheduler.framework.results import ScheduleResult
 from scheduler.framework.scoring import pick_top
 from scheduler.metrics.labels import ExactOutcome
-from scheduler.plugins import names
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Sequence
@@ -70,58 +43,6 @@ if TYPE_CHECKING:
     from scheduler.framework.results import WeightedScore
     from scheduler.metrics.registry import Metrics
     from scheduler.model.pod import Pod
-
-NODE_LOCAL_FILTERS = frozenset(
-    {
-        names.NODE_NAME,
-        names.NODE_UNSCHEDULABLE,
-        names.TAINT_TOLERATION,
-        names.NODE_AFFINITY,
-        names.NODE_PORTS,
-        names.NODE_RESOURCES_FIT,
-        names.VOLUME_RESTRICTIONS,
-        names.NODE_VOLUME_LIMITS,
-        names.VOLUME_BINDING,
-        names.VOLUME_ZONE,
-    }
-)
-"""Filters that read only the pod and the node asked about (exact pods have no claims)."""
-
-NODE_LOCAL_SCORES = frozenset(
-    {
-        names.NODE_RESOURCES_FIT,
-        names.NODE_RESOURCES_BALANCED_ALLOCATION,
-        names.IMAGE_LOCALITY,
-        names.VOLUME_BINDING,
-    }
-)
-"""Scores of one node that are not normalized (ImageLocality reads node counts: static)."""
-
-STATIC_NORMALIZED_SCORES = frozenset({names.TAINT_TOLERATION, names.NODE_AFFINITY})
-"""Normalized scores whose raw reads only the Node object: fixed while no node changes."""
-
-DOMAIN_PLUGINS = frozenset({names.POD_TOPOLOGY_SPREAD, names.INTER_POD_AFFINITY})
-
-
-def exact_capable(profile: Profile) -> bool:
-    """Whether every Filter and Score plugin of ``profile`` has a contract above."""
-    for plugin in profile.filter_plugins:
-        if plugin.name in DOMAIN_PLUGINS:
-            if not isinstance(plugin, ExactDomainPlugin):
-                return False
-        elif plugin.name not in NODE_LOCAL_FILTERS:
-            return False
-    for weighted in profile.score_plugins:
-        name = weighted.plugin.name
-        if name in DOMAIN_PLUGINS:
-            if not isinstance(weighted.plugin, ExactDomainPlugin):
-                return False
-        elif weighted.normalizer is None:
-            if name not in NODE_LOCAL_SCORES:
-                return False
-        elif name not in STATIC_NORMALIZED_SCORES:
-            return False
-    return True
 
 
 @dataclass(slots=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from scheduler.batching.exact_contracts import exact_blockers
 from scheduler.framework.interfaces import ExactOnly
 from scheduler.plugins.names import VOLUME_BINDING
 
@@ -87,18 +88,26 @@ class Signer:
     """Signs pods for one profile under one batching mode.
 
     If any Filter/Score plugin of the profile cannot sign, batching is off for the whole
-    profile (``disabled_by`` names those plugins; the caller logs and counts it once).
+    profile (``disabled_by`` names those plugins; the caller logs and counts it once). If
+    one has no contract for the exact batch (batching/exact_contracts.py), pods only the
+    exact batch could serve are unsignable, and ``exact_disabled_by`` names it as the reason.
     """
 
-    __slots__ = ("_memo", "binds_volumes", "disabled_by", "exact", "mode", "profile")
+    __slots__ = (
+        "_memo",
+        "binds_volumes",
+        "disabled_by",
+        "exact_disabled_by",
+        "mode",
+        "profile",
+    )
 
-    def __init__(self, profile: Profile, mode: BatchingMode, *, exact: bool = False) -> None:
+    def __init__(self, profile: Profile, mode: BatchingMode) -> None:
         self.profile = profile
         self.mode = mode
         self.disabled_by = unsignable_plugins(profile)
-        self.exact = exact
-        """Whether pods with an ``ExactOnly`` fragment are signed (the profile's exact
-        batch can serve them); otherwise they are unsignable, as in kube."""
+        self.exact_disabled_by = exact_blockers(profile)
+        """The plugins that keep the exact batch from this profile (empty: it serves it)."""
         self.binds_volumes = any(p.name == VOLUME_BINDING for p in profile.filter_plugins)
         """Without VolumeBinding nothing checks a pod's claims: such pods are not batched."""
         self._memo: dict[int, tuple[int, SignResult]] = {}
@@ -107,6 +116,12 @@ class Signer:
     @property
     def enabled(self) -> bool:
         return self.mode is not BatchingMode.OFF and not self.disabled_by
+
+    @property
+    def exact(self) -> bool:
+        """Whether pods with an ``ExactOnly`` fragment are signed (the profile's exact batch
+        serves them); otherwise they are unsignable, as in kube."""
+        return self.enabled and not self.exact_disabled_by
 
     def sign(self, pod: Pod) -> SignResult:
         """The pod's signature, or why it has none.
@@ -152,7 +167,8 @@ class Signer:
                 fragment = fragment.fragment
             fragments.append((plugin.name, fragment))
         if exact_by and not self.exact:
-            return SignResult(None, exact_by)
+            # The plugin without an exact contract is why, not the one asking for it.
+            return SignResult(None, (self.exact_disabled_by or [exact_by])[0])
         if exact_by and pod.claim_names:
             # Claims are read across nodes (ReadWriteOncePod): not served exactly.
             return SignResult(None, VOLUMES)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from scheduler import logs
 from scheduler.batching.batch import OpportunisticBatch
-from scheduler.batching.exact import ExactBatch, exact_capable
+from scheduler.batching.exact import ExactBatch
 from scheduler.batching.signature import OPTED_OUT, BatchingMode, Signer, is_exact
 from scheduler.cycle.binding_cycle import BindingCycles
 from scheduler.cycle.counts import CycleCounts
@@ -121,8 +121,7 @@ class Scheduler:
         """Scheduling cycles so far, all profiles together (kube's schedulingCycle)."""
         for name, profile in profiles.items():
             profile.nominator = queue.nominator
-            exact = self.settings.mode is not BatchingMode.OFF and exact_capable(profile)
-            signer = Signer(profile, self.settings.mode, exact=exact)
+            signer = Signer(profile, self.settings.mode)
             self.signers[name] = signer
             if signer.disabled_by:
                 # Said once, never silently: a plugin that cannot sign turns batching off.
@@ -139,7 +138,7 @@ class Scheduler:
                     max_batch_age=self.settings.max_batch_age,
                     fast_rescore=self.settings.fast_rescore,
                 )
-                if exact:
+                if signer.exact:
                     self.exact[name] = ExactBatch(profile, metrics)
         self.failures = FailureHandler(
             profiles=profiles,

@@ -2,7 +2,8 @@
 
 The names below are the plugin-author surface: protocols for the extension points we run
 (PreEnqueue through PostBind), Status and Code, CycleState with typed keys, the score bounds,
-the cluster events a plugin declares for requeueing, the pods waiting at Permit and the keys
+the cluster events a plugin declares for requeueing, the node-local promise that keeps the
+exact batch, the pods waiting at Permit and the keys
 of the ports a Handle lends. A test pins ``__all__``.
 """
 
@@ -14,6 +15,7 @@ from scheduler.framework.interfaces import (
     EnqueueExtensions,
     FilterPlugin,
     Handle,
+    NodeLocalPlugin,
     NormalizeScorePlugin,
     PermitPlugin,
     Plugin,
@@ -42,6 +44,7 @@ __all__ = [
     "EnqueueExtensions",
     "FilterPlugin",
     "Handle",
+    "NodeLocalPlugin",
     "NormalizeScorePlugin",
     "PermitPlugin",
     "Plugin",

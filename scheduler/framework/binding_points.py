@@ -36,7 +36,7 @@ from scheduler.framework.interfaces import (
     PreEnqueuePlugin,
     ReservePlugin,
 )
-from scheduler.framework.plugin_failures import plugin_raised
+from scheduler.framework.plugin_failures import plugin_raised, wrong_result
 from scheduler.framework.timing import timed
 from scheduler.framework.waiting_pods import MAX_TIMEOUT_SECONDS, HeldPod
 
@@ -95,6 +95,8 @@ class BindingPoints:
                 status = plugin.pre_enqueue(pod)
             except Exception as exc:  # a plugin's bug gates this pod, not the watch
                 return plugin_raised(plugin.name, "PreEnqueue", exc)
+            if type(status) is not st.Status:
+                return wrong_result(plugin.name, "PreEnqueue", status, "a Status")
             if not status.is_success:
                 return status.with_plugin(plugin.name)
         return st.SUCCESS
@@ -115,6 +117,8 @@ class BindingPoints:
                 status = plugin.reserve(state, pod, node_name)
             except Exception as exc:  # a plugin's bug fails this pod's cycle, not the loop
                 return plugin_raised(plugin.name, "Reserve", exc)
+            if type(status) is not st.Status:
+                return wrong_result(plugin.name, "Reserve", status, "a Status")
             if timing is not None:
                 timed(timing, plugin.name, "Reserve", status.code, started)
             if not status.is_success:
@@ -153,10 +157,18 @@ class BindingPoints:
         for plugin in self.permit_plugins:
             started = time.perf_counter()
             try:
-                status, timeout = plugin.permit(state, pod, node_name)
-                seconds = float(timeout)
+                answer = plugin.permit(state, pod, node_name)
             except Exception as exc:  # a plugin's bug fails this pod's cycle, not the loop
                 return plugin_raised(plugin.name, "Permit", exc), {}
+            if (
+                type(answer) is not tuple
+                or len(answer) != 2
+                or type(answer[0]) is not st.Status
+                or not isinstance(answer[1], int | float)
+            ):
+                expected = "a (Status, timeout seconds) pair"
+                return wrong_result(plugin.name, "Permit", answer, expected), {}
+            status, seconds = answer[0], float(answer[1])
             if timing is not None:
                 timed(timing, plugin.name, "Permit", status.code, started)
             if status.is_success:
@@ -198,6 +210,8 @@ class BindingPoints:
                 status = plugin.pre_bind_pre_flight(state, pod, node_name)
             except Exception as exc:  # a plugin's bug fails this pod's bind, not the loop
                 return plugin_raised(plugin.name, "PreBindPreFlight", exc)
+            if type(status) is not st.Status:
+                return wrong_result(plugin.name, "PreBindPreFlight", status, "a Status")
             if status.is_skip:
                 state.skip_pre_bind_plugins.add(plugin.name)
             elif status.is_success:

@@ -372,3 +372,15 @@ class ExactDomainPlugin(Plugin, Protocol):
     def exact_pre_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], sizes: Sequence[int]
     ) -> Status: ...
+
+
+@runtime_checkable
+class NodeLocalPlugin(Plugin, Protocol):
+    """An out-of-tree plugin that keeps the exact batch (batching/exact_contracts.py) for its
+    profile: its Filter and Score read only the pod and the node they are asked about —
+    not other nodes, not pods on other nodes — and its Score is not normalized over the
+    nodes. A plugin that cannot say so keeps spread and self-affinity pods on full passes."""
+
+    def exact_node_local(self) -> bool:
+        """True when the contract above holds (the plugin may decide from its args)."""
+        ...

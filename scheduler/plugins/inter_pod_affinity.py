@@ -40,20 +40,18 @@ from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
 from scheduler.framework.events import ClusterEvent
 from scheduler.framework.interfaces import MAX_NODE_SCORE, ExactOnly
+from scheduler.plugins import affinity_counts as counts
 from scheduler.plugins import affinity_exact, names
 from scheduler.plugins.affinity_exact import matches_all as _matches_all
 from scheduler.plugins.affinity_exact import term_matches as _term_matches
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Iterable, Iterator, Sequence
+    from collections.abc import Hashable, Sequence
 
     from scheduler.cache.node_info import NodeInfo
-    from scheduler.cache.pod_index import Entry
     from scheduler.cache.snapshot import Snapshot
-    from scheduler.cache.term_index import Holders
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.interfaces import Handle, PluginArgs
-    from scheduler.model.affinity import PodAffinityTerm
     from scheduler.model.node import Node
     from scheduler.model.pod import Pod
 
@@ -77,7 +75,7 @@ _EXISTING_ANTI_AFFINITY_NOT_MATCH = st.unschedulable(
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 _ARGS = "InterPodAffinityArgs"
 
-TopologyPair = tuple[str, str]
+TopologyPair = counts.TopologyPair
 """(topology key, topology value)."""
 
 
@@ -153,7 +151,7 @@ class InterPodAffinity:
             if _term_matches(term, pod, snapshot):
                 for info, count in holders.items():
                     if info.node is not None:
-                        _add(existing, info.node, term.topology_key, count)
+                        counts.add(existing, info.node, term.topology_key, count)
 
         affinity_terms = pod.required_pod_affinity
         anti_terms = pod.required_pod_anti_affinity
@@ -162,15 +160,15 @@ class InterPodAffinity:
         # Existing pods matching the pod's terms come from the pod index, not a scan.
         if affinity_terms:
             first, rest = affinity_terms[0], affinity_terms[1:]
-            for other, info in _matching(first, snapshot):
+            for other, info in counts.matching(first, snapshot):
                 node = info.node
                 if node is not None and _matches_all(rest, other, snapshot):
                     for term in affinity_terms:
-                        _add(affinity, node, term.topology_key, 1)
+                        counts.add(affinity, node, term.topology_key, 1)
         for term in anti_terms:
-            for _, info in _matching(term, snapshot):
+            for _, info in counts.matching(term, snapshot):
                 if info.node is not None:
-                    _add(anti_affinity, info.node, term.topology_key, 1)
+                    counts.add(anti_affinity, info.node, term.topology_key, 1)
 
         if not existing and not affinity_terms and not anti_terms:
             return None, st.SKIP
@@ -227,11 +225,11 @@ class InterPodAffinity:
                 if _term_matches(t, pod, snapshot)
             ]
             if matched:
-                existing = _bumped(existing, node, matched, delta)
+                existing = counts.bumped(existing, node, matched, delta)
         affinity = s.affinity
         terms = pod.required_pod_affinity
         if terms and _matches_all(terms, other, snapshot):
-            affinity = _bumped(affinity, node, [t.topology_key for t in terms], delta)
+            affinity = counts.bumped(affinity, node, [t.topology_key for t in terms], delta)
         anti_affinity = s.anti_affinity
         matched = [
             t.topology_key
@@ -239,7 +237,7 @@ class InterPodAffinity:
             if _term_matches(t, other, snapshot)
         ]
         if matched:
-            anti_affinity = _bumped(anti_affinity, node, matched, delta)
+            anti_affinity = counts.bumped(anti_affinity, node, matched, delta)
         if (
             existing is s.existing_anti_affinity
             and affinity is s.affinity
@@ -273,9 +271,9 @@ class InterPodAffinity:
         # terms otherwise; the same credits come from two narrower walks. First the pod's
         # preferred terms, against the existing pods the pod index finds for each.
         for weighted in pod.preferred_pod_affinity:
-            credited += _credit_matching(scores, weighted.term, weighted.weight, snapshot)
+            credited += counts.credit_matching(scores, weighted.term, weighted.weight, snapshot)
         for weighted in pod.preferred_pod_anti_affinity:
-            credited += _credit_matching(scores, weighted.term, -weighted.weight, snapshot)
+            credited += counts.credit_matching(scores, weighted.term, -weighted.weight, snapshot)
         # Then existing pods' own terms (kube's processExistingPod), each distinct term
         # checked once and its holders credited by count (cache/term_index.py).
         for (term, weight), holders in snapshot.pod_index.terms.scoring.items():
@@ -284,7 +282,7 @@ class InterPodAffinity:
                 if weight <= 0:
                     continue
             if _term_matches(term, pod, snapshot):
-                credited += _credit_holders(scores, term.topology_key, weight, holders)
+                credited += counts.credit_holders(scores, term.topology_key, weight, holders)
         return scores, credited
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
@@ -420,93 +418,6 @@ class InterPodAffinity:
 
 
 # -- helpers ------------------------------------------------------------------------------
-
-
-def _matching(term: PodAffinityTerm, snapshot: Snapshot) -> Iterator[Entry]:
-    """Every cached pod ``term`` matches (as :func:`_term_matches`), with its NodeInfo,
-    from the snapshot's pod index: only the term's namespaces are visited, and in each only
-    the pods its label selector can match."""
-    selector = term.label_selector
-    if selector is None:
-        return
-    index = snapshot.pod_index
-    namespaces: Iterable[str] = term.namespaces
-    by_labels = term.namespace_selector
-    if by_labels is not None:
-        namespaces = [
-            ns
-            for ns in index.namespaces()
-            if ns in term.namespaces
-            or by_labels.empty
-            or by_labels.matches(snapshot.namespace_labels(ns))
-        ]
-    for namespace in namespaces:
-        yield from index.matching(namespace, selector)
-
-
-def _add(counts: dict[TopologyPair, int], node: Node, key: str, delta: int) -> None:
-    value = node.labels.get(key)
-    if value is not None:
-        pair = (key, value)
-        counts[pair] = counts.get(pair, 0) + delta
-
-
-def _bumped(
-    counts: dict[TopologyPair, int], node: Node, keys: Iterable[str], delta: int
-) -> dict[TopologyPair, int]:
-    """A copy of ``counts`` with each key's pair on ``node`` moved by ``delta``; pairs that
-    reach zero are dropped, as a fresh PreFilter would not have them."""
-    out = dict(counts)
-    for key in keys:
-        value = node.labels.get(key)
-        if value is None:
-            continue
-        pair = (key, value)
-        total = out.get(pair, 0) + delta
-        if total:
-            out[pair] = total
-        else:
-            out.pop(pair, None)
-    return out
-
-
-def _credit_holders(
-    scores: dict[str, dict[str, int]], key: str, weight: int, holders: Holders
-) -> int:
-    """Add ``weight`` to each holder node's pair for ``key``, once per pod carrying the term
-    (processTerm for each); kube skips nodes without labels. Returns the credits made."""
-    touched = 0
-    for info, count in holders.items():
-        node = info.node
-        if node is None or not node.labels:
-            continue
-        value = node.labels.get(key)
-        if value is None:
-            continue
-        by_value = scores.setdefault(key, {})
-        by_value[value] = by_value.get(value, 0) + weight * count
-        touched += count
-    return touched
-
-
-def _credit_matching(
-    scores: dict[str, dict[str, int]], term: PodAffinityTerm, weight: int, snapshot: Snapshot
-) -> int:
-    """Add ``weight`` to the pair of every node holding a pod ``term`` matches, per pod;
-    returns the credits made."""
-    key = term.topology_key
-    touched = 0
-    by_value = scores.get(key)
-    for _, info in _matching(term, snapshot):
-        node = info.node
-        value = node.labels.get(key) if node is not None else None
-        if value is None:
-            continue
-        if by_value is None:
-            by_value = scores[key] = {}
-        by_value[value] = by_value.get(value, 0) + weight
-        touched += 1
-    return touched
 
 
 def _satisfies_pod_affinity(s: _PreFilterState, pod: Pod, node: Node) -> bool:

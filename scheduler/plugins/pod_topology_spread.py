@@ -38,7 +38,6 @@ model.affinity (TopologySpreadConstraint records), pod_topology_spread_args (the
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -46,7 +45,7 @@ from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
 from scheduler.framework.events import ClusterEvent
 from scheduler.framework.interfaces import MAX_NODE_SCORE, ExactOnly
-from scheduler.plugins import names, spread_exact
+from scheduler.plugins import names, score_math, spread_exact
 from scheduler.plugins.pod_topology_spread_args import (
     DO_NOT_SCHEDULE,
     HONOR,
@@ -69,6 +68,7 @@ from scheduler.plugins.spread_constraints import (
     node_included,
     own_constraints,
     pods_per_node,
+    topology_weights,
 )
 
 if TYPE_CHECKING:
@@ -273,7 +273,7 @@ class PodTopologySpread:
             for i, c in enumerate(constraints):
                 if c.topology_key != LABEL_HOSTNAME:
                     counts[i].setdefault(node.labels.get(c.topology_key, ""), 0)
-        weights = _weights(
+        weights = topology_weights(
             constraints, [len(counted) for counted in counts], len(nodes) - len(ignored)
         )
         for i, c in enumerate(constraints):
@@ -317,7 +317,7 @@ class PodTopologySpread:
                 found = s.counts[i].get(value, 0)
             # maxSkew - 1 waters down differences between domains (kube's scoreForCount).
             total += float(found) * s.weights[i] + float(c.max_skew - 1)
-        return _round_half_away(total)
+        return score_math.round_half_away(total)
 
     def normalize_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]
@@ -414,25 +414,11 @@ class PodTopologySpread:
         soft = state.read(_EXACT_KEY)
         if soft is None or not soft.constraints or not self._handle.snapshot.node_infos:
             return st.SKIP
-        constraints = soft.constraints
-        ignored: set[str] = set()
-        scored = 0
-        domains: tuple[set[str], ...] = tuple(set() for _ in constraints)
-        for info, size in zip(nodes, sizes, strict=True):
-            node = info.node
-            if node is None:
-                continue
-            if soft.require_all and not has_all_keys(node.labels, constraints):
-                ignored.add(node.name)
-                continue
-            scored += size
-            for i, c in enumerate(constraints):
-                if c.topology_key != LABEL_HOSTNAME:
-                    domains[i].add(node.labels.get(c.topology_key, ""))
-        weights = _weights(constraints, [len(values) for values in domains], scored)
+        ignored, scored, domains = spread_exact.scored_domains(soft, nodes, sizes)
+        weights = topology_weights(soft.constraints, domains, scored)
         state.write(
             _PRE_SCORE_KEY,
-            _PreScoreState(constraints, soft.counts, weights, frozenset(ignored), soft.host_counts),
+            _PreScoreState(soft.constraints, soft.counts, weights, ignored, soft.host_counts),
         )
         return st.SUCCESS
 
@@ -496,25 +482,3 @@ def _update(state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo, delta:
         changed = True
     if changed:
         state.write(_PRE_FILTER_KEY, _filter_state(pod, s.constraints, tuple(counts), s.domains))
-
-
-def _weights(
-    constraints: Sequence[Constraint], domains: Sequence[int], scored: int
-) -> tuple[float, ...]:
-    """Each soft constraint's weight: log(scored nodes + 2) for hostname (the nodes PreScore
-    ignores not counted), log(domains among the scored nodes + 2) for other keys."""
-    return tuple(
-        _topology_weight(scored if c.topology_key == LABEL_HOSTNAME else domains[i])
-        for i, c in enumerate(constraints)
-    )
-
-
-def _topology_weight(size: int) -> float:
-    """log(size + 2): counts in smaller topologies are not watered down by bigger ones."""
-    return math.log(float(size + 2))
-
-
-def _round_half_away(value: float) -> int:
-    """Go's math.Round for a non-negative float (Python's round() rounds half to even)."""
-    whole = math.floor(value)
-    return int(whole) + (1 if value - whole >= 0.5 else 0)

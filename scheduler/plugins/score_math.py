@@ -8,6 +8,8 @@ taint_toleration.py and node_affinity.py normalize with ``default_normalize_scor
 
 from __future__ import annotations
 
+import math
+
 
 def go_div(a: int, b: int) -> int:
     """``a / b`` on Go integers: the quotient truncated toward zero (Python's ``//`` floors)."""
@@ -32,3 +34,9 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[int])
     for i, value in enumerate(scores):
         scaled = go_div(max_priority * value, max_count)
         scores[i] = max_priority - scaled if reverse else scaled
+
+
+def round_half_away(value: float) -> int:
+    """Go's math.Round for a non-negative float (Python's round() rounds half to even)."""
+    whole = math.floor(value)
+    return int(whole) + (1 if value - whole >= 0.5 else 0)

@@ -6,14 +6,20 @@ constraint counts). The plugin's state, Filter and Score are in ``pod_topology_s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scheduler.model.taints import Effect
-from scheduler.plugins.pod_topology_spread_args import HONOR, IGNORE, DefaultConstraint
+from scheduler.plugins.pod_topology_spread_args import (
+    HONOR,
+    IGNORE,
+    LABEL_HOSTNAME,
+    DefaultConstraint,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterator, Mapping, Sequence
 
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.snapshot import Snapshot
@@ -154,3 +160,19 @@ def pods_per_node(snapshot: Snapshot, c: Constraint, namespace: str) -> dict[str
         if node is not None:
             per_node[node.name] = per_node.get(node.name, 0) + 1
     return per_node
+
+
+def topology_weights(
+    constraints: Sequence[Constraint], domains: Sequence[int], scored: int
+) -> tuple[float, ...]:
+    """Each soft constraint's weight: log(scored nodes + 2) for hostname (the nodes PreScore
+    ignores not counted), log(domains among the scored nodes + 2) for other keys."""
+    return tuple(
+        topology_weight(scored if c.topology_key == LABEL_HOSTNAME else domains[i])
+        for i, c in enumerate(constraints)
+    )
+
+
+def topology_weight(size: int) -> float:
+    """log(size + 2): counts in smaller topologies are not watered down by bigger ones."""
+    return math.log(float(size + 2))

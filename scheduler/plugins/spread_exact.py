@@ -145,3 +145,28 @@ def unique_hostnames(snapshot: Snapshot) -> bool:
     """Every node's hostname label is its own (a count keyed by it moves one node only)."""
     values = snapshot.label_values(LABEL_HOSTNAME)
     return len(values) == snapshot.num_nodes_with_label(LABEL_HOSTNAME)
+
+
+def scored_domains(
+    soft: SoftCounts, nodes: Sequence[NodeInfo], sizes: Sequence[int]
+) -> tuple[frozenset[str], int, list[int]]:
+    """What PreScore reads of a scored set of ``sum(sizes)`` nodes, ``sizes[i]`` of them
+    equal to ``nodes[i]``: the nodes it ignores (a key missing where all are required), how
+    many it scores, and per constraint the number of domains they cover (hostname: none
+    counted, its weight reads the scored nodes)."""
+    constraints = soft.constraints
+    ignored: set[str] = set()
+    scored = 0
+    domains: tuple[set[str], ...] = tuple(set() for _ in constraints)
+    for info, size in zip(nodes, sizes, strict=True):
+        node = info.node
+        if node is None:
+            continue
+        if soft.require_all and not has_all_keys(node.labels, constraints):
+            ignored.add(node.name)
+            continue
+        scored += size
+        for i, c in enumerate(constraints):
+            if c.topology_key != LABEL_HOSTNAME:
+                domains[i].add(node.labels.get(c.topology_key, ""))
+    return frozenset(ignored), scored, [len(values) for values in domains]

@@ -25,6 +25,7 @@ from scheduler.model.affinity import PodAffinityTerm, WeightedPodAffinityTerm
 from scheduler.model.labels import LabelSelector
 from scheduler.model.node import Node
 from scheduler.model.pod import Pod
+from scheduler.plugins import affinity_counts, score_math
 from scheduler.plugins import inter_pod_affinity as ipa
 from scheduler.plugins import pod_topology_spread as pts
 from scheduler.plugins import spread_constraints as spread
@@ -314,15 +315,15 @@ def check_inter_pod_affinity(snap: Snapshot, pod: Pod) -> None:
         for other in info.pods.values():
             for term in other.required_pod_anti_affinity:
                 if ipa._term_matches(term, pod, snap):
-                    ipa._add(existing, node, term.topology_key, 1)
+                    affinity_counts.add(existing, node, term.topology_key, 1)
             if pod.required_pod_affinity and ipa._matches_all(
                 pod.required_pod_affinity, other, snap
             ):
                 for term in pod.required_pod_affinity:
-                    ipa._add(affinity, node, term.topology_key, 1)
+                    affinity_counts.add(affinity, node, term.topology_key, 1)
             for term in pod.required_pod_anti_affinity:
                 if ipa._term_matches(term, other, snap):
-                    ipa._add(anti, node, term.topology_key, 1)
+                    affinity_counts.add(anti, node, term.topology_key, 1)
     if status.is_skip:
         assert not existing
         assert not pod.required_pod_affinity
@@ -454,7 +455,7 @@ def check_pod_topology_spread(snap: Snapshot, pod: Pod) -> None:
                 else:
                     found = want[i].get(node.labels[c.topology_key], 0)
                 total += found * s_score.weights[i] + (c.max_skew - 1)
-        assert plugin.score(state, pod, info) == pts._round_half_away(total)
+        assert plugin.score(state, pod, info) == score_math.round_half_away(total)
 
 
 def count_matching(pods: Any, c: Any, namespace: str) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler.batching.signature import BatchingMode, Signer
+from scheduler.batching.signature import BatchingMode, Signer, is_exact
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.profile import Profile
 from scheduler.model.parse import pod_from_raw
@@ -192,8 +192,9 @@ def test_changing_a_read_field_changes_the_signature(fields: dict[str, Any], key
     assert signer.sign(_pod("a", fields)).signature != signer.sign(_pod("a", mutated)).signature
 
 
-def test_pod_affinity_and_nominated_pods_are_unsignable() -> None:
-    """InterPodAffinity refuses pods with pod affinity; a nominated pod is unsignable too."""
+def test_pod_affinity_pods_are_exact_only_and_nominated_pods_unsignable() -> None:
+    """A pod with pod affinity is signed for the exact batch only (kube's hint would be
+    wrong for it); a nominated pod is unsignable."""
     profile = _profile(
         [
             {
@@ -215,7 +216,9 @@ def test_pod_affinity_and_nominated_pods_are_unsignable() -> None:
             ]
         }
     }
-    assert signer.sign(pod_from_raw(make_pod("p", affinity=anti))).refused_by == "InterPodAffinity"
+    signed = signer.sign(pod_from_raw(make_pod("p", affinity=anti)))
+    assert signed.signature is not None
+    assert is_exact(signed.signature)
     raw = make_pod("q")
     raw["status"]["nominatedNodeName"] = "n0"
     assert signer.sign(pod_from_raw(raw)).refused_by == "NominatedNode"

@@ -26,7 +26,7 @@ def _signer() -> Signer:
         plugin_args={},
         snapshot=Snapshot(),
     )
-    return Signer(profile, BatchingMode.ALL, exact=True)
+    return Signer(profile, BatchingMode.ALL)
 
 
 def _pod(name: str, template: int) -> Pod:

@@ -19,7 +19,7 @@ from scheduler.framework.interfaces import ExactOnly
 from scheduler.framework.profile import Profile
 from scheduler.framework.results import ScheduleResult
 from scheduler.model import parse
-from scheduler.plugins import pod_topology_spread as pts
+from scheduler.plugins import score_math
 from scheduler.plugins.pod_topology_spread import PodTopologySpread
 from tests.builders import make_node, make_pod, taint, toleration
 
@@ -891,7 +891,7 @@ def test_name_is_kubes() -> None:
 )
 def test_round_half_away_from_zero(value: float, want: int) -> None:
     """Raw scores round as Go's math.Round, not Python's round-half-to-even."""
-    assert pts._round_half_away(value) == want
+    assert score_math.round_half_away(value) == want
 
 
 # -- through the real runner --------------------------------------------------------------
