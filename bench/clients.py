@@ -51,7 +51,8 @@ async def _thin(kubeconfig: str) -> tuple[BindFn, Callable[[], Awaitable[None]]]
 
 async def _aio(kubeconfig: str, typed: bool) -> tuple[BindFn, Callable[[], Awaitable[None]]]:
     cfg = aio_client.Configuration()
-    await aio_config.load_kube_config(
+    # kubernetes.aio's config loader is unannotated although the package ships py.typed.
+    await aio_config.load_kube_config(  # type: ignore[no-untyped-call]
         config_file=kubeconfig, client_configuration=cfg, persist_config=False
     )
     cfg.connection_pool_maxsize = 64
@@ -85,7 +86,7 @@ async def _aio(kubeconfig: str, typed: bool) -> tuple[BindFn, Callable[[], Await
             header_params=dict(headers),
             body=_body(name, uid, node),
         )
-        await resp.read()
+        await resp.read()  # type: ignore[no-untyped-call]  # RESTResponse.read is unannotated
         if resp.status >= 300:
             raise RuntimeError(resp.status)
 

@@ -40,7 +40,7 @@ from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
 from scheduler.framework.config import default_config
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.profile import ScheduleResult
+from scheduler.framework.results import ScheduleResult
 from scheduler.logs.setup import configure_logging
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from scheduler.model.parse_workloads import controller_from_raw, service_from_raw

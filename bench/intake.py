@@ -59,6 +59,7 @@ from scheduler.sim.workload import make_nodes
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from scheduler.kube.intake.reflector import RawApplier
     from scheduler.model.pod import Pod
 
 RESULTS = Path(__file__).parent / "results"
@@ -300,7 +301,7 @@ def _encode(raw: dict[str, Any]) -> bytes:
     return json.dumps(raw, separators=(",", ":")).encode()
 
 
-def _per_event(objects: list[bytes], intake: PodIntake | NodeIntake, kind: str) -> float:
+def _per_event(objects: list[bytes], intake: RawApplier, kind: str) -> float:
     """µs per watch line, as the reflector hands it on: decoded once, then applied."""
     lines = [b'{"type":"' + kind.encode() + b'","object":' + raw + b"}" for raw in objects]
     decode, apply = intake.decode_line, intake.apply_event

@@ -15,7 +15,8 @@ from scheduler.framework.config import default_config
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import FitError
 from scheduler.framework.explanation import explain_pod
-from scheduler.framework.profile import ScheduleResult, build_profile
+from scheduler.framework.profile import build_profile
+from scheduler.framework.results import ScheduleResult
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from scheduler.plugins import in_tree_registry
 

@@ -63,6 +63,7 @@ from bench.burst import (
 from bench.configs import CONFIGS, scheduler_config
 from bench.measure import by_label, cpu_seconds, metric_sum, parse_metrics, vm_hwm_mb
 from bench.real_kubelet import SimulatedKubelet
+from bench.real_report import markdown, plot
 from bench.scenarios import SCENARIOS, SCHEDULER_NAME, ZONES, object_path
 from bench.stats import percentile, rounded
 from controlplane.launcher import ControlPlane, free_port
@@ -483,11 +484,9 @@ def main(argv: list[str]) -> int:
             kubelet_updates=a.kubelet_load,
         )
     )
-    from bench.real_report import markdown, plot
-
     text = markdown(records, meta)
     (a.out / "latest.md").write_text(text)
-    plot(records, a.out)
+    plot(records, a.out, schedulers=SCHEDULERS)
     print(text)
     print(f"written: {a.out}/latest.json, latest.md, throughput_*.png")
     return 0

@@ -1,5 +1,11 @@
 """The reports of ``bench.e2e --api real`` (:mod:`bench.real`): medians, the markdown table
-and the plots of pods/s vs nodes with every scheduler on one chart."""
+and the plots of pods/s vs nodes with every scheduler on one chart.
+
+The report reads what ran from the records and the run's ``meta`` (client qps, repeats) and
+is told the schedulers' order, so that it imports nothing of the runner: :mod:`bench.real`
+imports it, not the other way. Its neighbours: :mod:`bench.e2e_report` (shared formatting
+and chart saving) and :mod:`bench.stats` (the medians).
+"""
 
 from __future__ import annotations
 
@@ -9,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from bench.burst import BIND_CONCURRENCY
 from bench.configs import CONFIGS
 from bench.e2e_report import fmt, save_chart
-from bench.real import CLIENT_QPS, SCHEDULERS
 from bench.stats import grouped_medians
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
 
@@ -46,13 +52,15 @@ def _median_batched(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def markdown(records: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    """The run's report: ``meta`` as :func:`bench.real.main` writes it, then the tables."""
     rows = medians(records)
+    qps = meta["client_qps_burst"]["kube-scheduler"]
     index = {(r["scenario"], r["nodes"], r["scheduler"], r["config"]): r for r in rows}
     lines = [
         "# bench.e2e --api real: ours vs kube-scheduler v1.37.2 on kube-apiserver (medians)",
         "",
         f"{meta['date']}, {meta['machine']}, repeats {meta['repeats']}, kube-scheduler client "
-        f"qps/burst {CLIENT_QPS}, ours and the ceiling unthrottled, {BIND_CONCURRENCY} binds "
+        f"qps/burst {qps}, ours and the ceiling unthrottled, {BIND_CONCURRENCY} binds "
         "in flight for ours and the ceiling. pods/s: first create → last bind seen by a watch.",
         "",
         *side_by_side(rows),
@@ -110,8 +118,9 @@ def _ratio(a: dict[str, Any], b: dict[str, Any] | None) -> float | None:
     return a["pods_per_s"] / b["pods_per_s"] if b and b["pods_per_s"] else None
 
 
-def plot(records: list[dict[str, Any]], out_dir: Path) -> None:
-    """One PNG per (scenario, config): pods/s vs nodes, every scheduler on one chart."""
+def plot(records: list[dict[str, Any]], out_dir: Path, *, schedulers: Sequence[str]) -> None:
+    """One PNG per (scenario, config): pods/s vs nodes, a line per scheduler in
+    ``schedulers``' order (the legend's)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -120,7 +129,7 @@ def plot(records: list[dict[str, Any]], out_dir: Path) -> None:
     rows = medians(records)
     for scenario, config in sorted({(r["scenario"], r["config"]) for r in rows}):
         fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
-        for scheduler in SCHEDULERS:
+        for scheduler in schedulers:
             cfg = CONFIGS[0] if scheduler == "ceiling" else config
             pts = sorted(
                 (r["nodes"], r["pods_per_s"])

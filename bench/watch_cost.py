@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
@@ -36,6 +36,9 @@ from bench.measure import wait_ready
 from bench.scenarios import SCENARIOS
 from controlplane.launcher import free_port
 from scheduler.sim.process import SimProcess
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 RESULTS = Path(__file__).parent / "results"
 CONSUMERS = ("bare", "kopf", "kopf-parse")
@@ -58,7 +61,7 @@ class _Counter:
         self.done = asyncio.Event()
         self.cpu0 = 0.0
 
-    def saw(self, raw: dict[str, Any]) -> None:
+    def saw(self, raw: Mapping[str, Any]) -> None:
         name = raw["metadata"]["name"]
         if name == PROBE:
             self.ready.set()
@@ -194,7 +197,7 @@ async def run_one(consumer: str, pods: int, repeat: int = 0) -> dict[str, Any]:
                 probe = _pods(1)[0]
                 probe["metadata"]["name"] = PROBE
                 await create_timed(session, [probe], concurrency=1)
-                await wait_ready(port, proc, time.perf_counter() + 60.0)  # type: ignore[arg-type]
+                await wait_ready(port, proc, time.perf_counter() + 60.0)
                 await create_timed(session, objects, concurrency=CREATE_CONCURRENCY)
                 await _bind_all(session, objects)
             out, _ = proc.communicate(timeout=300)

@@ -13,8 +13,8 @@ import dataclasses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench import exact_differential
-from bench.exact_differential import FAMILIES, burst_steps, compare, compare_burst, run
+from bench.exact_bursts import FAMILIES, PERCENTAGES, burst_steps
+from bench.exact_differential import compare, compare_burst, run
 from scheduler.batching.signature import BatchingMode
 
 
@@ -43,7 +43,7 @@ def test_the_sample_takes_the_exact_path_and_mixes_the_families() -> None:
     }
     assert apps == set(FAMILIES)
     assert max(len(b.nodes) for b in bursts) > 100
-    assert {b.percentage for b in bursts} == set(exact_differential.PERCENTAGES)
+    assert {b.percentage for b in bursts} == set(PERCENTAGES)
     kinds = {kind for b in bursts for kind, _ in b.steps}
     assert kinds == {"pods", "node", "delete-node", "running", "delete-pod"}
 
