@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING, Final
 import cel_expr_python.cel as cel
 
 from scheduler.plugins.dynamic_resources import cel_library
+from scheduler.plugins.dynamic_resources.cel_device import DeviceVariable
 
 if TYPE_CHECKING:
-    from scheduler.plugins.dynamic_resources.cel_device import DeviceVariable
+    from scheduler.model.dra_devices import Device
 
 CEL_SELECTOR_MAX_COST: Final = 1_000_000
 """kube's ``resourceapi.CELSelectorExpressionMaxCost`` (not enforced, see the docstring)."""
@@ -175,3 +176,25 @@ class SelectorCache:
             if len(self._entries) > self._max_entries:
                 self._entries.popitem(last=False)
         return result
+
+
+class DeviceVariables:
+    """The ``device`` variable of each device, built on first use and kept while the device
+    record lives in the cluster state (records are immutable; an updated slice brings new
+    ones). Keyed by identity: the record is held here so that its id stays its own."""
+
+    __slots__ = ("_entries", "_max_entries")
+
+    def __init__(self, max_entries: int = 200_000) -> None:
+        self._entries: OrderedDict[int, tuple[Device, DeviceVariable]] = OrderedDict()
+        self._max_entries = max_entries
+
+    def get(self, driver: str, device: Device) -> DeviceVariable:
+        found = self._entries.get(id(device))
+        if found is not None and found[0] is device:
+            return found[1]
+        variable = DeviceVariable(driver, device)
+        self._entries[id(device)] = (device, variable)
+        if len(self._entries) > self._max_entries:
+            self._entries.popitem(last=False)
+        return variable

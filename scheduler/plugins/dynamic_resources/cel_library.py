@@ -6,8 +6,8 @@ cel-expr-python (cel-cpp) brings the standard library and the extensions (string
 lists, bindings, optional, two-variable comprehensions); this module adds the Kubernetes
 functions selectors use: ``semver``/``isSemver`` and the Semver methods, ``quantity``/
 ``isQuantity``/``sign`` and the Quantity methods, the list helpers (``isSorted``, ``sum``,
-``min``, ``max``; ``indexOf``/``lastIndexOf`` on lists
-clash with the strings extension's declarations in cel-cpp and are left out) and regex ``find``/``findAll``.
+``min``, ``max``) and regex ``find``/``findAll``. ``indexOf``/``lastIndexOf`` on lists are
+left out: in cel-cpp they clash with the strings extension's declarations.
 
 Why two declarations per function: the checker declares Semver and Quantity as opaque
 types (``kubernetes.Semver``, ``kubernetes.Quantity``), so ``semver("1.0.0") > 1`` fails
