@@ -141,7 +141,8 @@ class ResourceClaim:
 
     @property
     def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+        """``namespace/name`` as kube's klog.KObj prints it (just the name without one)."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
 
 @dataclass(frozen=True, slots=True)

@@ -208,7 +208,7 @@ def resource_claim_from_raw(raw: object) -> ResourceClaim:
     assert isinstance(raw, dict)  # named_reader checked it
     status = r.mapping(raw.get("status"), "status")
     return ResourceClaim(
-        namespace=r.string(meta.get("namespace"), "metadata.namespace") or "default",
+        namespace=r.string(meta.get("namespace"), "metadata.namespace"),
         name=str(meta["name"]),
         uid=r.string(meta.get("uid"), "metadata.uid"),
         spec=_claim_spec(r, raw.get("spec"), "spec"),
