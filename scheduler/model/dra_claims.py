@@ -60,7 +60,8 @@ class DeviceRequestSpec:
     name: str
     device_class_name: str
     selectors: tuple[str | None, ...] = ()
-    allocation_mode: AllocationMode = AllocationMode.EXACT_COUNT
+    allocation_mode: AllocationMode | str = AllocationMode.EXACT_COUNT
+    """An unknown mode (a newer API) is kept as written: the allocator refuses it."""
     count: int = 1
     admin_access: bool | None = None
     tolerations: tuple[DeviceToleration, ...] = ()

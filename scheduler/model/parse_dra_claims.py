@@ -88,10 +88,9 @@ def _capacity_requests(r: Reader, raw: object, field: str) -> dict[str, RawQuant
 
 def _spec(r: Reader, m: Mapping[str, object], field: str, *, name: str) -> DeviceRequestSpec:
     mode_text = r.string(m.get("allocationMode"), f"{field}.allocationMode") or "ExactCount"
-    try:
+    mode: AllocationMode | str = mode_text
+    if mode_text in AllocationMode.__members__.values():
         mode = AllocationMode(mode_text)
-    except ValueError:
-        raise r.error(f"{field}.allocationMode", f"unsupported value {mode_text!r}") from None
     count = r.optional_integer(m.get("count"), f"{field}.count")
     admin = m.get("adminAccess")
     return DeviceRequestSpec(
@@ -100,7 +99,7 @@ def _spec(r: Reader, m: Mapping[str, object], field: str, *, name: str) -> Devic
         selectors=_selectors(r, m.get("selectors"), f"{field}.selectors"),
         allocation_mode=mode,
         # The API defaults count to 1 for ExactCount; All ignores it.
-        count=1 if count is None and mode is AllocationMode.EXACT_COUNT else (count or 0),
+        count=1 if count is None and mode == AllocationMode.EXACT_COUNT else (count or 0),
         admin_access=None if admin is None else r.boolean(admin, f"{field}.adminAccess"),
         tolerations=_tolerations(r, m.get("tolerations"), f"{field}.tolerations"),
         capacity_requests=_capacity_requests(r, m.get("capacity"), f"{field}.capacity"),

@@ -218,9 +218,11 @@ class PodAllocator:
                 f'deviceclass.resource.k8s.io "{spec.device_class_name}" not found'
             )
         data = requests[key] = RequestData(spec, parent, device_class)
-        if spec.allocation_mode is AllocationMode.EXACT_COUNT:
+        if spec.allocation_mode == AllocationMode.EXACT_COUNT:
             data.num_devices = spec.count
             return data
+        if spec.allocation_mode != AllocationMode.ALL:
+            raise AllocationError(f"{where}: unsupported count mode {spec.allocation_mode}")
         data.all_devices = []
         for pool in pools:
             if pool.incomplete:

@@ -145,7 +145,7 @@ class Search:
                 raise _MaxSizeExceeded
             return False
         spec = data.spec
-        all_mode = spec.allocation_mode is AllocationMode.ALL
+        all_mode = spec.allocation_mode == AllocationMode.ALL
         if all_mode and not data.all_devices:
             return False
         if di >= data.num_devices:

@@ -46,7 +46,9 @@ def cel(expression: str) -> J:
     return {"cel": {"expression": expression}}
 
 
-def class_(name: str, driver: str, *, config_attr: str | None = None, multi: bool | None = None) -> J:
+def class_(
+    name: str, driver: str, *, config_attr: str | None = None, multi: bool | None = None
+) -> J:
     expr = f'device.driver == "{driver}"'
     if multi is not None:
         expr += f" && device.allowMultipleAllocations == {str(multi).lower()}"
@@ -84,7 +86,9 @@ def prioritized(name: str, *subs: J) -> J:
     return {"name": name, "firstAvailable": list(subs)}
 
 
-def claim(name: str, *requests: J, constraints: list[J] | None = None, config: list[J] | None = None) -> J:
+def claim(
+    name: str, *requests: J, constraints: list[J] | None = None, config: list[J] | None = None
+) -> J:
     devices: J = {"requests": list(requests)}
     if constraints:
         devices["constraints"] = constraints
@@ -105,10 +109,17 @@ def distinct_attribute(attribute: str, *requests: str) -> J:
     return {"requests": list(requests), "distinctAttribute": attribute}
 
 
-def device(name: str, capacity: dict[str, Any] | None = None, attributes: dict[str, J] | None = None, **extra: Any) -> J:
+def device(
+    name: str,
+    capacity: dict[str, Any] | None = None,
+    attributes: dict[str, J] | None = None,
+    **extra: Any,
+) -> J:
     out: J = {"name": name}
     if capacity:
-        out["capacity"] = {k: v if isinstance(v, dict) else {"value": v} for k, v in capacity.items()}
+        out["capacity"] = {
+            k: v if isinstance(v, dict) else {"value": v} for k, v in capacity.items()
+        }
     if attributes:
         out["attributes"] = attributes
     out.update(extra)
@@ -137,7 +148,9 @@ def _selection(node_selection: object) -> J:
     return {"nodeName": node_selection}
 
 
-def slice_with_devices(name: str, node_selection: object, pool_: str | J, driver: str, *devices: J) -> J:
+def slice_with_devices(
+    name: str, node_selection: object, pool_: str | J, driver: str, *devices: J
+) -> J:
     spec: J = {"driver": driver, "pool": pool(pool_) if isinstance(pool_, str) else pool_}
     spec.update(_selection(node_selection))
     if devices:
@@ -149,22 +162,36 @@ def slice_with_one_device(name: str, node_selection: object, pool_: str | J, dri
     return slice_with_devices(name, node_selection, pool_, driver, device(DEVICE1))
 
 
-def slice_with_multiple_devices(name: str, node_selection: object, pool_: str | J, driver: str, count: int) -> J:
-    return slice_with_devices(name, node_selection, pool_, driver, *(device(f"device-{i}") for i in range(count)))
+def slice_with_multiple_devices(
+    name: str, node_selection: object, pool_: str | J, driver: str, count: int
+) -> J:
+    return slice_with_devices(
+        name, node_selection, pool_, driver, *(device(f"device-{i}") for i in range(count))
+    )
 
 
-def slice_with_counter_sets(name: str, node_selection: object, pool_: str | J, driver: str, *sets: J) -> J:
+def slice_with_counter_sets(
+    name: str, node_selection: object, pool_: str | J, driver: str, *sets: J
+) -> J:
     out = slice_with_devices(name, node_selection, pool_, driver)
     out["spec"]["sharedCounters"] = list(sets)
     return out
 
 
 def node_label_selector(key: str, *values: str) -> J:
-    return {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": list(values)}]}]}
+    return {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": key, "operator": "In", "values": list(values)}]}
+        ]
+    }
 
 
 def local_node_selector(node: str) -> J:
-    return {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+    return {
+        "nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+        ]
+    }
 
 
 def result(req: str, driver: str, pool_: str, dev: str, admin: bool = False, **extra: Any) -> J:
