@@ -35,8 +35,9 @@ from tests.unit.plugins.dra_builders import (
     REQ2,
     SLICE1,
     SLICE2,
-    alloc_result,
     all_request,
+    alloc_result,
+    cel,
     claim,
     claim_with_request,
     class_,
@@ -88,6 +89,8 @@ def admin(req: dict[str, Any]) -> dict[str, Any]:
 
 
 LOCAL1 = local_node_selector(NODE1)
+AT_LEAST_1GI = cel('device.capacity["driver-a"].memory.compareTo(quantity("1Gi")) >= 0')
+AT_LEAST_2GI = cel('device.capacity["driver-a"].memory.compareTo(quantity("2Gi")) >= 0')
 CLASSES_A = [class_(CLASS_A, DRIVER_A)]
 
 BASICS = [
@@ -132,21 +135,13 @@ BASICS = [
                         REQ0,
                         CLASS_A,
                         1,
-                        {
-                            "cel": {
-                                "expression": 'device.capacity["driver-a"].memory.compareTo(quantity("1Gi")) >= 0'
-                            }
-                        },
+                        AT_LEAST_1GI,
                     ),
                     request(
                         REQ1,
                         CLASS_A,
                         1,
-                        {
-                            "cel": {
-                                "expression": 'device.capacity["driver-a"].memory.compareTo(quantity("2Gi")) >= 0'
-                            }
-                        },
+                        AT_LEAST_2GI,
                     ),
                 )
             ]
@@ -158,11 +153,7 @@ BASICS = [
                         REQ0,
                         CLASS_A,
                         1,
-                        {
-                            "cel": {
-                                "expression": 'device.capacity["driver-a"].memory.compareTo(quantity("1Gi")) >= 0'
-                            }
-                        },
+                        AT_LEAST_1GI,
                     ),
                 ),
                 claim(
@@ -171,11 +162,7 @@ BASICS = [
                         REQ1,
                         CLASS_A,
                         1,
-                        {
-                            "cel": {
-                                "expression": 'device.capacity["driver-a"].memory.compareTo(quantity("2Gi")) >= 0'
-                            }
-                        },
+                        AT_LEAST_2GI,
                     ),
                 ),
             ],
@@ -270,7 +257,8 @@ BASICS = [
     ),
     case(
         "empty-class",
-        "error: claim claim-0, request req-0: missing device class name (unsupported request type?)",
+        "error: claim claim-0, request req-0: missing device class name "
+        "(unsupported request type?)",
         claims=[claim_with_request(CLAIM0, REQ0, "")],
         classes=CLASSES_A,
         slices=[slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
@@ -606,7 +594,8 @@ ADMIN_AND_NODES = [
     ),
     case(
         "admin-access-disabled",
-        "error: claim claim-0, request req-0: admin access is requested, but the feature is disabled",
+        "error: claim claim-0, request req-0: admin access is requested, "
+        "but the feature is disabled",
         claims=[claim(CLAIM0, admin(request(REQ0, CLASS_A, 1)))],
         classes=CLASSES_A,
         slices=[slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
