@@ -9,8 +9,10 @@ kube (``k8s.io/dynamic-resource-allocation/cel``, ``DeviceMatches``) gives a sel
 
 An attribute or capacity name without a domain gets the driver's name as its domain.
 Building these maps, and cel-expr-python's Activation from them, costs more than most
-selectors take to evaluate, so a :class:`DeviceVariable` is made once per device (the
-allocator keeps them per slice) and every selector evaluates against the same Activation.
+selectors take to evaluate, so a :class:`DeviceVariable` is made once per device (kept
+while the device record lives) and every selector evaluates against the same Activation;
+the verdicts are kept too (:attr:`DeviceVariable.results`), since a selector's result
+depends on nothing but the device.
 
 kube looks up an unknown domain as an empty map (so ``device.attributes["x"].?y`` is
 ``optional.none()``); cel-expr-python's maps have no default. :meth:`with_domain` gives the
@@ -61,10 +63,13 @@ def split_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
 class DeviceVariable:
     """The ``device`` map for one device and the Activation made from it."""
 
-    __slots__ = ("_activations", "_error", "_value")
+    __slots__ = ("_activations", "_error", "_value", "results")
 
     def __init__(self, driver: str, device: Device) -> None:
         self._activations: dict[tuple[str, ...], cel.Activation] = {}
+        self.results: dict[str, bool | str] = {}
+        """Each selector's verdict on this device (or its runtime error), by expression: a
+        selector depends only on the device, so it is evaluated once per device record."""
         self._error: str | None = None
         attributes: dict[str, dict[str, object]] = {}
         try:

@@ -15,7 +15,9 @@ Known differences from kube (docs/dra.md lists them): ``device`` is declared as
 compile error and ``device.driver`` has type dyn; cel-cpp's checker refuses mixed int/double
 literal comparisons (``1 < 1.5``) that kube's ``CrossTypeNumericComparisons`` accepts (the
 runtime compares attribute values across types as kube does); kube's runtime cost limit
-(1,000,000) is not enforced: cel-expr-python exposes no cost tracker.
+(1,000,000) is not enforced: cel-expr-python exposes no cost tracker; cel-cpp's own
+comprehension iteration budget stops runaway expressions instead, reported with kube's
+"actual cost limit exceeded" text.
 
 Neighbours: ``cel_library`` (functions), ``cel_device`` (the ``device`` variable),
 ``allocator`` (the only caller).
@@ -115,12 +117,36 @@ class CompiledSelector:
         self._runtime = runtime
 
     def matches(self, device: DeviceVariable) -> bool:
-        """Whether the device matches; :class:`CelRuntimeError` with kube's text if not bool."""
+        """Whether the device matches; :class:`CelRuntimeError` with kube's text if not bool.
+
+        Remembered per device: the same selector on the same device record is evaluated once.
+        """
+        known = device.results.get(self.expression)
+        if known is None:
+            try:
+                known = self._evaluate(device)
+            except CelRuntimeError as exc:
+                known = str(exc)
+            device.results[self.expression] = known
+        if isinstance(known, str):
+            raise CelRuntimeError(known)
+        return known
+
+    def _evaluate(self, device: DeviceVariable) -> bool:
         if device.error is not None:
             raise CelRuntimeError(device.error)
         extra: tuple[str, ...] = ()
         for _ in range(_MAX_DOMAIN_RETRIES):
-            value = self._program.eval(device.activation(self._runtime, extra))
+            try:
+                value = self._program.eval(device.activation(self._runtime, extra))
+            except RuntimeError as exc:
+                # cel-cpp stops runaway comprehensions with an iteration budget; kube stops
+                # them with its cost limit. Report kube's text (the limits differ).
+                if "Iteration budget exceeded" in str(exc):
+                    raise CelRuntimeError(
+                        "operation cancelled: actual cost limit exceeded"
+                    ) from None
+                raise CelRuntimeError(_strip_status(str(exc))) from None
             kind = value.type().name()
             if kind == "BOOL":
                 return bool(value.value())

@@ -21,6 +21,7 @@ Neighbours: ``semver`` (parsing), ``cel_env`` (the two environments), ``cel_devi
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from fractions import Fraction
@@ -67,11 +68,26 @@ def _decode_quantity(value: object) -> Fraction:
     return Fraction(str(value[1]))
 
 
+_KUBE_SPLIT = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
+
+
+@functools.lru_cache(maxsize=4096)
+def _quantity(text: str) -> Encoded:
+    """``quantity(text)`` (memoized: a selector's constant is parsed once, not per device)."""
+    return encode_quantity(_parse_quantity(text))
+
+
 def _parse_quantity(text: str) -> Fraction:
     try:
         return parse_quantity(text)
     except QuantityError:
-        raise ValueError(QUANTITY_FORMAT_ERROR) from None
+        # kube's ParseQuantity: its regex first, then the suffix, then the number.
+        match = _KUBE_SPLIT.match(text)
+        if match is None:
+            raise ValueError(QUANTITY_FORMAT_ERROR) from None
+        if match.group(1).count(".") > 1 or match.group(1).strip("+-") in ("", "."):
+            raise ValueError("unable to parse numeric part of quantity") from None
+        raise ValueError("unable to parse quantity's suffix") from None
 
 
 def _semver(text: str, normalize: bool = False) -> Encoded:
@@ -219,7 +235,7 @@ _SPECS: list[_Spec] = [
         _Q,
         False,
         [T.STRING],
-        lambda s: encode_quantity(_parse_quantity(s)),
+        _quantity,
     ),
     ("isQuantity", "is_quantity_string", [T.STRING], T.BOOL, False, [T.STRING], _is_quantity),
     ("sign", "quantity_sign", [_Q], T.INT, False, [_R], _sign),
@@ -303,3 +319,12 @@ def runtime_functions() -> list[cel.FunctionDecl]:
             cel.Overload(oid, result, [_RUN_VALUE, _RUN_VALUE], is_member=True, impl=impl)
         )
     return [cel.FunctionDecl(name, overloads) for name, overloads in by_name.items()]
+
+
+def python_functions() -> dict[str, Callable[..., object]]:
+    """Each function's Python code by name, for CEL libraries that take plain callables
+    (``bench.cel_compare`` gives the other candidates the same Kubernetes functions)."""
+    out: dict[str, Callable[..., object]] = {name: impl for name, *_, impl in _SPECS}
+    out.update({name: impl for name, _, _, impl in _COMPARISONS})
+    out["add"], out["sub"] = _add, _sub
+    return out

@@ -11,6 +11,7 @@ Neighbours: ``cel_library`` (the CEL functions built on this), ``allocator`` (ve
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 _NUMBERS = frozenset("0123456789")
@@ -83,8 +84,13 @@ def _pre_release(part: str) -> int | str:
     raise SemverError(f"Invalid character(s) found in prerelease {_quote(part)}")
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_semver(text: str, *, normalize: bool = False) -> Semver:
-    """blang's ``semver.Parse`` (or the library's normalizeAndParse with ``normalize``)."""
+    """blang's ``semver.Parse`` (or the library's normalizeAndParse with ``normalize``).
+
+    Memoized: selectors parse the same constant (``semver("1.0.0")``) on every device, and
+    devices repeat their versions; errors are not cached.
+    """
     if normalize:
         text = _normalized(text)
     if not text:
