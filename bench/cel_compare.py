@@ -340,7 +340,7 @@ class CelExprPython(Candidate):
         assert isinstance(program, cel_env.CompiledSelector)
         assert isinstance(device, DeviceVariable)
         try:
-            return program.matches(device)
+            return program.evaluate(device)
         except cel_env.CelRuntimeError as exc:
             raise RuntimeFailed(str(exc)) from None
 

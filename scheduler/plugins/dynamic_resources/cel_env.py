@@ -124,7 +124,7 @@ class CompiledSelector:
         known = device.results.get(self.expression)
         if known is None:
             try:
-                known = self._evaluate(device)
+                known = self.evaluate(device)
             except CelRuntimeError as exc:
                 known = str(exc)
             device.results[self.expression] = known
@@ -132,7 +132,8 @@ class CompiledSelector:
             raise CelRuntimeError(known)
         return known
 
-    def _evaluate(self, device: DeviceVariable) -> bool:
+    def evaluate(self, device: DeviceVariable) -> bool:
+        """One evaluation, not remembered (:meth:`matches` remembers)."""
         if device.error is not None:
             raise CelRuntimeError(device.error)
         extra: tuple[str, ...] = ()
