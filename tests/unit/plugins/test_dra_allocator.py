@@ -35,6 +35,8 @@ from tests.unit.plugins.dra_builders import (
     REQ2,
     SLICE1,
     SLICE2,
+    SUB0,
+    SUB1,
     all_request,
     alloc_result,
     cel,
@@ -50,6 +52,7 @@ from tests.unit.plugins.dra_builders import (
     match_attribute,
     node_label_selector,
     pool,
+    prioritized,
     request,
     result,
     run_allocate,
@@ -57,6 +60,7 @@ from tests.unit.plugins.dra_builders import (
     slice_with_devices,
     slice_with_multiple_devices,
     slice_with_one_device,
+    sub_request,
 )
 
 OFF = dict.fromkeys(
@@ -979,9 +983,258 @@ CONSTRAINTS_CONFIG_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("inputs", "want"), [*BASICS, *ALL_MODE, *ADMIN_AND_NODES, *CONSTRAINTS_CONFIG_ERRORS]
-)
+def mem_at_least(size: str) -> dict[str, Any]:
+    return cel(f'device.capacity["driver-a"].memory.compareTo(quantity("{size}")) >= 0')
+
+
+PL = features("prioritized_list")
+R0S0, R0S1, R1S1 = f"{REQ0}/{SUB0}", f"{REQ0}/{SUB1}", f"{REQ1}/{SUB1}"
+CLASSES_AB = [class_(CLASS_A, DRIVER_A), class_(CLASS_B, DRIVER_B)]
+
+PRIORITIZED = [
+    case(
+        "prioritized-list-first-unavailable",
+        expect(alloc_result(LOCAL1, result(R0S1, DRIVER_A, POOL1, DEVICE1))),
+        features=PL,
+        claims=[
+            claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1, CLASS_A)))
+        ],
+        classes=CLASSES_AB,
+        slices=[slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+    ),
+    case(
+        "prioritized-list-non-available",
+        CANNOT_ALLOCATE,
+        features=PL,
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(REQ0, sub_request(SUB0, CLASS_B, 2), sub_request(SUB1, CLASS_A, 2)),
+            )
+        ],
+        classes=CLASSES_AB,
+        slices=[
+            slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A),
+            slice_with_one_device(SLICE2, NODE1, POOL2, DRIVER_B),
+        ],
+    ),
+    case(
+        "prioritized-list-device-config",
+        expect(
+            alloc_result(
+                LOCAL1,
+                result(R0S1, DRIVER_B, POOL1, DEVICE1),
+                result(R0S1, DRIVER_B, POOL1, DEVICE2),
+                config=[{"source": "FromClaim", **device_config(DRIVER_B, "bar")}],
+            )
+        ),
+        features=PL,
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(REQ0, sub_request(SUB0, CLASS_A, 1), sub_request(SUB1, CLASS_B, 2)),
+                config=[
+                    {"requests": [R0S0], **device_config(DRIVER_A, "foo")},
+                    {"requests": [R0S1], **device_config(DRIVER_B, "bar")},
+                ],
+            )
+        ],
+        classes=CLASSES_AB,
+        slices=[
+            slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_B, device(DEVICE1), device(DEVICE2))
+        ],
+    ),
+    case(
+        "prioritized-list-subrequests-with-expressions",
+        expect(
+            alloc_result(
+                LOCAL1,
+                result(REQ0, DRIVER_A, POOL1, "device-3"),
+                result(R1S1, DRIVER_A, POOL1, DEVICE1),
+                result(R1S1, DRIVER_A, POOL1, DEVICE2),
+            )
+        ),
+        features=PL,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1, mem_at_least("1Gi")),
+                prioritized(
+                    REQ1,
+                    sub_request(SUB0, CLASS_A, 1, mem_at_least("4Gi")),
+                    sub_request(SUB1, CLASS_A, 2, mem_at_least("2Gi")),
+                ),
+            )
+        ],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, {"memory": "2Gi"}),
+                device(DEVICE2, {"memory": "2Gi"}),
+                device("device-3", {"memory": "1Gi"}),
+            )
+        ],
+    ),
+    case(
+        "prioritized-list-subrequests-with-allocation-mode-all",
+        expect(alloc_result(LOCAL1, result(R0S1, DRIVER_A, POOL1, DEVICE2))),
+        features=PL,
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(
+                    REQ0,
+                    sub_request(SUB0, CLASS_A, 0, allocationMode="All"),
+                    sub_request(SUB1, CLASS_A, 1),
+                ),
+            )
+        ],
+        allocated=[(DRIVER_A, POOL1, DEVICE1)],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))
+        ],
+    ),
+    case(
+        "prioritized-list-allocation-mode-all-multiple-requests",
+        expect(
+            alloc_result(
+                LOCAL1,
+                result(REQ0, DRIVER_A, POOL1, DEVICE1),
+                result(R1S1, DRIVER_A, POOL1, DEVICE2),
+            )
+        ),
+        features=PL,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1),
+                prioritized(
+                    REQ1,
+                    sub_request(SUB0, CLASS_A, 0, allocationMode="All"),
+                    sub_request(SUB1, CLASS_A, 1),
+                ),
+            )
+        ],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))
+        ],
+    ),
+    case(
+        "prioritized-list-disabled",
+        "error: claim claim-0, request req-0: has subrequests, but the DRAPrioritizedList "
+        "feature is disabled",
+        claims=[claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_A)))],
+        classes=CLASSES_A,
+        slices=[slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+    ),
+    *(
+        case(
+            name,
+            expect(
+                alloc_result(
+                    LOCAL1,
+                    result(REQ1, DRIVER_A, POOL1, DEVICE1),
+                    result(R0S1, DRIVER_A, POOL2, DEVICE2),
+                )
+            ),
+            features=PL,
+            claims=[
+                claim(
+                    CLAIM0,
+                    *(
+                        reversed(requests)
+                        if name == "prioritized-list-with-backtracking"
+                        else requests
+                    ),
+                )
+            ],
+            classes=CLASSES_A,
+            slices=[
+                slice_with_devices(
+                    SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, {"memory": "8Gi"})
+                ),
+                slice_with_devices(
+                    SLICE2, NODE1, POOL2, DRIVER_A, device(DEVICE2, {"memory": "4Gi"})
+                ),
+            ],
+        )
+        for name in ("prioritized-list-multi-request", "prioritized-list-with-backtracking")
+        for requests in [
+            (
+                request(REQ1, CLASS_A, 1, mem_at_least("8Gi")),
+                prioritized(
+                    REQ0,
+                    sub_request(SUB0, CLASS_A, 1, mem_at_least("8Gi")),
+                    sub_request(SUB1, CLASS_A, 1, mem_at_least("4Gi")),
+                ),
+            )
+        ]
+    ),
+    case(
+        "prioritized-list-too-many-in-first-subrequest",
+        expect(alloc_result(LOCAL1, result(R0S1, DRIVER_A, POOL1, DEVICE1))),
+        features=PL,
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(REQ0, sub_request(SUB0, CLASS_B, 500), sub_request(SUB1, CLASS_A)),
+            )
+        ],
+        classes=CLASSES_AB,
+        slices=[slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+    ),
+    case(
+        "prioritized-list-minimum-sum-exceeds-claim-limit",
+        "error: claim claim-0, request req-1: adding 20 devices exceeds the claim limit of 32, "
+        "with 20 already accounted for",
+        features=PL,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 20),
+                prioritized(REQ1, sub_request(SUB0, CLASS_A, 20), sub_request(SUB1, CLASS_A, 24)),
+            )
+        ],
+        classes=CLASSES_A,
+        slices=[],
+    ),
+    case(
+        "prioritized-list-overflowing-first-subrequest-is-pruned",
+        expect(
+            alloc_result(
+                LOCAL1,
+                result(REQ0, DRIVER_A, POOL1, DEVICE1),
+                result(R1S1, DRIVER_A, POOL1, DEVICE2),
+            )
+        ),
+        features=PL,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1),
+                prioritized(
+                    REQ1, sub_request(SUB0, CLASS_A, 2**63 - 1), sub_request(SUB1, CLASS_A, 1)
+                ),
+            )
+        ],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))
+        ],
+    ),
+]
+
+
+TABLE = [*BASICS, *ALL_MODE, *ADMIN_AND_NODES, *CONSTRAINTS_CONFIG_ERRORS, *PRIORITIZED]
+
+
+@pytest.mark.parametrize(("inputs", "want"), TABLE)
 def test_allocate(inputs: dict[str, Any], want: Any) -> None:
     """The allocation (results in any order), the unschedulable reason or the error is kube's."""
     got = run_allocate(**inputs)
