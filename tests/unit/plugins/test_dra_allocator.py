@@ -1231,7 +1231,252 @@ PRIORITIZED = [
 ]
 
 
-TABLE = [*BASICS, *ALL_MODE, *ADMIN_AND_NODES, *CONSTRAINTS_CONFIG_ERRORS, *PRIORITIZED]
+TAINT_NO_SCHEDULE = {"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}
+TAINT_NO_EXECUTE = {"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"}
+TAINT_NONE = {"key": "taint-key", "value": "taint-value", "effect": "None"}
+TOLERATE_NO_SCHEDULE = {"operator": "Exists", "key": "taint-key", "effect": "NoSchedule"}
+TOLERATE_NO_EXECUTE = {
+    "operator": "Equal",
+    "key": "taint-key",
+    "value": "taint-value-2",
+    "effect": "NoExecute",
+}
+TAINTED_PAIR = slice_with_devices(
+    SLICE1,
+    NODE1,
+    POOL1,
+    DRIVER_A,
+    device(DEVICE1, taints=[TAINT_NO_SCHEDULE]),
+    device(DEVICE2, taints=[TAINT_NO_EXECUTE]),
+)
+ONE_TAINTED = slice_with_devices(
+    SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE])
+)
+TAINTS = features("device_taints")
+
+TAINTS_CASES = [
+    case(
+        "tainted-two-devices",
+        CANNOT_ALLOCATE,
+        features=TAINTS,
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=CLASSES_A,
+        slices=[TAINTED_PAIR],
+    ),
+    case(
+        "tainted-one-device-two-taints",
+        CANNOT_ALLOCATE,
+        features=TAINTS,
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE]),
+            )
+        ],
+    ),
+    case(
+        "tainted-two-devices-tolerated",
+        expect(
+            alloc_result(
+                LOCAL1, result(REQ0, DRIVER_A, POOL1, DEVICE2, tolerations=[TOLERATE_NO_EXECUTE])
+            )
+        ),
+        features=TAINTS,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1, tolerations=[TOLERATE_NO_EXECUTE]))],
+        classes=CLASSES_A,
+        slices=[TAINTED_PAIR],
+    ),
+    case(
+        "tainted-two-devices-prioritized-list-tolerated",
+        expect(
+            alloc_result(
+                LOCAL1, result(R0S1, DRIVER_A, POOL1, DEVICE2, tolerations=[TOLERATE_NO_EXECUTE])
+            )
+        ),
+        features=features("device_taints", "prioritized_list"),
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(
+                    REQ0,
+                    sub_request(SUB0, CLASS_A),
+                    sub_request(SUB1, CLASS_A, tolerations=[TOLERATE_NO_EXECUTE]),
+                ),
+            )
+        ],
+        classes=CLASSES_A,
+        slices=[TAINTED_PAIR],
+    ),
+    case(
+        "tainted-no-effect",
+        expect(alloc_result(LOCAL1, result(REQ0, DRIVER_A, POOL1, DEVICE1))),
+        features=TAINTS,
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NONE]))
+        ],
+    ),
+    case(
+        "tainted-one-device-two-taints-both-tolerated",
+        expect(
+            alloc_result(
+                LOCAL1,
+                result(
+                    REQ0,
+                    DRIVER_A,
+                    POOL1,
+                    DEVICE1,
+                    tolerations=[TOLERATE_NO_SCHEDULE, TOLERATE_NO_EXECUTE],
+                ),
+            )
+        ),
+        features=TAINTS,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1, tolerations=[TOLERATE_NO_SCHEDULE, TOLERATE_NO_EXECUTE]),
+            )
+        ],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE]),
+            )
+        ],
+    ),
+    case(
+        "tainted-disabled",
+        expect(alloc_result(LOCAL1, result(REQ0, DRIVER_A, POOL1, DEVICE1))),
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE]),
+            )
+        ],
+    ),
+    case(
+        "tainted-prioritized-list",
+        CANNOT_ALLOCATE,
+        features=features("device_taints", "prioritized_list"),
+        claims=[
+            claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1, CLASS_A)))
+        ],
+        classes=CLASSES_AB,
+        slices=[ONE_TAINTED],
+    ),
+    case(
+        "tainted-prioritized-list-disabled",
+        expect(alloc_result(LOCAL1, result(R0S1, DRIVER_A, POOL1, DEVICE1))),
+        features=PL,
+        claims=[
+            claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B), sub_request(SUB1, CLASS_A)))
+        ],
+        classes=CLASSES_AB,
+        slices=[ONE_TAINTED],
+    ),
+    case(
+        "tainted-admin-access",
+        CANNOT_ALLOCATE,
+        features=features("device_taints", "admin_access"),
+        claims=[claim(CLAIM0, admin(request(REQ0, CLASS_A, 1)))],
+        allocated=[(DRIVER_A, POOL1, DEVICE1), (DRIVER_A, POOL1, DEVICE2)],
+        classes=CLASSES_A,
+        slices=[ONE_TAINTED],
+    ),
+    case(
+        "tainted-admin-access-disabled",
+        expect(alloc_result(LOCAL1, result(REQ0, DRIVER_A, POOL1, DEVICE1, admin=True))),
+        features=features("admin_access"),
+        claims=[claim(CLAIM0, admin(request(REQ0, CLASS_A, 1)))],
+        allocated=[(DRIVER_A, POOL1, DEVICE1), (DRIVER_A, POOL1, DEVICE2)],
+        classes=CLASSES_A,
+        slices=[ONE_TAINTED],
+    ),
+    case(
+        "tainted-all-devices-single",
+        CANNOT_ALLOCATE,
+        features=TAINTS,
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=CLASSES_A,
+        slices=[ONE_TAINTED],
+    ),
+    case(
+        "tainted-all-devices-single-disabled",
+        expect(alloc_result(LOCAL1, result(REQ0, DRIVER_A, POOL1, DEVICE1))),
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=CLASSES_A,
+        slices=[ONE_TAINTED],
+    ),
+]
+
+PART = features("partitionable_devices")
+
+
+def counter_pool(
+    *devices: dict[str, Any], total: dict[str, str], name: str = POOL1
+) -> list[dict[str, Any]]:
+    """One pool of two slices: the devices, and the counter set they consume."""
+    return [
+        slice_with_devices(SLICE1, NODE1, pool(name, 2), DRIVER_A, *devices),
+        slice_with_counter_sets(
+            SLICE2, NODE1, pool(name, 2), DRIVER_A, counter_set("counter-set-1", total)
+        ),
+    ]
+
+
+def consuming(name: str, amounts: dict[str, str], **extra: Any) -> dict[str, Any]:
+    return device(name, consumesCounters=[counters("counter-set-1", amounts)], **extra)
+
+
+PARTITIONABLE = [
+    case(
+        "partitionable-devices-single-device",
+        expect(alloc_result(LOCAL1, result(REQ0, DRIVER_A, POOL1, DEVICE1))),
+        features=PART,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=CLASSES_A,
+        slices=counter_pool(consuming(DEVICE1, {"memory": "4Gi"}), total={"memory": "8Gi"}),
+    ),
+    case(
+        "partitionable-devices-counter-quantities-are-not-modified",
+        expect(alloc_result(LOCAL1, result(REQ0, DRIVER_A, POOL1, DEVICE2))),
+        features=PART,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        allocated=[(DRIVER_A, POOL1, DEVICE1)],
+        classes=CLASSES_A,
+        slices=counter_pool(
+            consuming(DEVICE1, {"c": "9000000000000000000"}),
+            consuming(DEVICE2, {"c": "1"}),
+            total={"c": "10000000000000000000"},
+        ),
+    ),
+]
+
+
+TABLE = [
+    *BASICS,
+    *ALL_MODE,
+    *ADMIN_AND_NODES,
+    *CONSTRAINTS_CONFIG_ERRORS,
+    *PRIORITIZED,
+    *TAINTS_CASES,
+    *PARTITIONABLE,
+]
 
 
 @pytest.mark.parametrize(("inputs", "want"), TABLE)
