@@ -1468,7 +1468,333 @@ PARTITIONABLE = [
 ]
 
 
+BINDING = features("device_binding_and_status")
+
+
+def with_conditions(name: str, ready: str, failed: str) -> dict[str, Any]:
+    return device(name, bindingConditions=[ready], bindingFailureConditions=[failed])
+
+
+def conditions_result(req: str, dev: str, ready: str, failed: str) -> dict[str, Any]:
+    return result(
+        req, DRIVER_A, POOL1, dev, bindingConditions=[ready], bindingFailureConditions=[failed]
+    )
+
+
+BINDING_CONDITIONS = [
+    case(
+        "device-binding-conditions",
+        expect(
+            alloc_result(LOCAL1, conditions_result(REQ0, DEVICE1, "IsPrepare", "BindingFailed"))
+        ),
+        features=BINDING,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                with_conditions(DEVICE1, "IsPrepare", "BindingFailed"),
+            )
+        ],
+    ),
+    case(
+        "binding-conditions-multiple-devices",
+        expect(
+            alloc_result(
+                LOCAL1,
+                conditions_result(REQ0, DEVICE1, "IsPrepare", "BindingFailed"),
+                conditions_result(REQ0, DEVICE2, "IsPrepare2", "BindingFailed2"),
+                conditions_result(REQ1, "device-3", "IsPrepare3", "BindingFailed3"),
+            )
+        ),
+        features=BINDING,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 2), request(REQ1, CLASS_A, 1))],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                with_conditions(DEVICE1, "IsPrepare", "BindingFailed"),
+                with_conditions(DEVICE2, "IsPrepare2", "BindingFailed2"),
+                with_conditions("device-3", "IsPrepare3", "BindingFailed3"),
+            )
+        ],
+    ),
+    case(
+        "binding-conditions-with-and-without",
+        expect(
+            alloc_result(
+                LOCAL1,
+                result(REQ0, DRIVER_A, POOL1, DEVICE1),
+                conditions_result(REQ1, DEVICE2, "IsPrepare", "BindingFailed"),
+            )
+        ),
+        features=BINDING,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1), request(REQ1, CLASS_A, 1))],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1),
+                with_conditions(DEVICE2, "IsPrepare", "BindingFailed"),
+            )
+        ],
+    ),
+    case(
+        "binding-conditions-without-feature-gate",
+        CANNOT_ALLOCATE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                with_conditions(DEVICE1, "IsPrepare", "BindingFailed"),
+            )
+        ],
+    ),
+]
+
+CC = features("consumable_capacity")
+CAP0 = "capacity-0"
+CLASS_MULTI = [class_(CLASS_A, DRIVER_A, multi=True)]
+RANGE_POLICY = {"default": "2", "validRange": {"min": "2", "step": "2", "max": "4"}}
+
+
+def multi(name: str, capacity: dict[str, Any] | None = None) -> dict[str, Any]:
+    return device(name, capacity, allowMultipleAllocations=True)
+
+
+def cap_request(req: dict[str, Any], amount: str) -> dict[str, Any]:
+    req["exactly"]["capacity"] = {"requests": {CAP0: amount}}
+    return req
+
+
+def share(req: str, dev: str, consumed: dict[str, str] | None = None) -> dict[str, Any]:
+    extra: dict[str, Any] = {"shareID": "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"}
+    if consumed:
+        extra["consumedCapacity"] = consumed
+    return result(req, DRIVER_A, POOL1, dev, **extra)
+
+
+TWO_CLAIMS = [claim(CLAIM0, request(REQ0, CLASS_A, 1)), claim(CLAIM1, request(REQ0, CLASS_A, 1))]
+
+
+def two_claims_asking(amount: str) -> list[dict[str, Any]]:
+    return [
+        claim(CLAIM0, cap_request(request(REQ0, CLASS_A, 1), amount)),
+        claim(CLAIM1, cap_request(request(REQ0, CLASS_A, 1), amount)),
+    ]
+
+
+CONSUMABLE = [
+    case(
+        "consumable-capacity-disabled-feature",
+        "error: claim claim-0, request req-0: has capacity requests, but the "
+        "DRAConsumableCapacity feature is disabled",
+        features=BINDING,
+        claims=[claim(CLAIM0, cap_request(request(REQ0, CLASS_A, 1), "1"))],
+        classes=CLASSES_A,
+        slices=[slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+    ),
+    case(
+        "consumable-capacity-disabled-feature-with-prioritized-list",
+        "error: claim claim-0, subrequest subReq-0: has capacity requests, but the "
+        "DRAConsumableCapacity feature is disabled",
+        features=features("prioritized_list", "device_binding_and_status"),
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(
+                    REQ0,
+                    sub_request(SUB0, CLASS_A, 1, capacity={"requests": {CAP0: "1"}}),
+                    sub_request(SUB1, CLASS_A, 1, capacity={"requests": {CAP0: "1"}}),
+                ),
+            )
+        ],
+        classes=CLASSES_A,
+        slices=[slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-with-missing-capacity-request",
+        CANNOT_ALLOCATE,
+        features=CC,
+        claims=[claim(CLAIM0, cap_request(request(REQ0, CLASS_A, 1), "1"))],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, multi(DEVICE1, {"capacity-1": "1"}))
+        ],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-allocation-mode-all-with-missing-capacity-request",
+        CANNOT_ALLOCATE,
+        features=CC,
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A, capacity={"requests": {CAP0: "1"}}))],
+        classes=CLASS_MULTI,
+        slices=[
+            slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, multi(DEVICE1, {"capacity-1": "1"}))
+        ],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-without-capacity-without-capacity-request",
+        expect(
+            alloc_result(LOCAL1, share(REQ0, DEVICE1)), alloc_result(LOCAL1, share(REQ0, DEVICE1))
+        ),
+        features=CC,
+        claims=TWO_CLAIMS,
+        classes=CLASS_MULTI,
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, multi(DEVICE1))],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request",
+        expect(
+            alloc_result(LOCAL1, share(REQ0, DEVICE1, {CAP0: "1"})),
+            alloc_result(LOCAL1, share(REQ0, DEVICE2, {CAP0: "1"})),
+        ),
+        features=CC,
+        claims=TWO_CLAIMS,
+        classes=CLASS_MULTI,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                multi(DEVICE1, {CAP0: "1"}),
+                multi(DEVICE2, {CAP0: "1"}),
+            )
+        ],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request-block",
+        CANNOT_ALLOCATE,
+        features=CC,
+        claims=TWO_CLAIMS,
+        classes=CLASS_MULTI,
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, multi(DEVICE1, {CAP0: "2"}))],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-without-policy-with-capacity-request",
+        expect(
+            alloc_result(LOCAL1, share(REQ0, DEVICE1, {CAP0: "1"})),
+            alloc_result(LOCAL1, share(REQ0, DEVICE1, {CAP0: "1"})),
+        ),
+        features=CC,
+        claims=two_claims_asking("1"),
+        classes=CLASS_MULTI,
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, multi(DEVICE1, {CAP0: "2"}))],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-with-policy-without-capacity-request",
+        expect(
+            alloc_result(LOCAL1, share(REQ0, DEVICE1, {CAP0: "2"})),
+            alloc_result(LOCAL1, share(REQ0, DEVICE1, {CAP0: "2"})),
+        ),
+        features=CC,
+        claims=TWO_CLAIMS,
+        classes=CLASS_MULTI,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                multi(DEVICE1, {CAP0: {"value": "4", "requestPolicy": RANGE_POLICY}}),
+            )
+        ],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-with-zero-request-policy",
+        expect(
+            alloc_result(LOCAL1, share(REQ0, DEVICE1, {CAP0: "0"})),
+            alloc_result(LOCAL1, share(REQ0, DEVICE1, {CAP0: "0"})),
+        ),
+        features=CC,
+        claims=TWO_CLAIMS,
+        classes=CLASS_MULTI,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                multi(
+                    DEVICE1,
+                    {CAP0: {"value": "1", "requestPolicy": {"default": "0", "validValues": ["0"]}}},
+                ),
+            )
+        ],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-violates-zero-request-policy",
+        CANNOT_ALLOCATE,
+        features=CC,
+        claims=[claim(CLAIM0, cap_request(request(REQ0, CLASS_A, 1), "1"))],
+        classes=CLASS_MULTI,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                multi(
+                    DEVICE1,
+                    {CAP0: {"value": "1", "requestPolicy": {"default": "0", "validValues": ["0"]}}},
+                ),
+            )
+        ],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-with-range-policy-with-capacity-request",
+        expect(
+            alloc_result(LOCAL1, share(REQ0, DEVICE1, {CAP0: "2"})),
+            alloc_result(LOCAL1, share(REQ0, DEVICE1, {CAP0: "2"})),
+        ),
+        features=CC,
+        claims=two_claims_asking("1"),
+        classes=CLASS_MULTI,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                multi(DEVICE1, {CAP0: {"value": "4", "requestPolicy": RANGE_POLICY}}),
+            )
+        ],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-with-range-policy-step",
+        expect(alloc_result(LOCAL1, share(REQ0, DEVICE1, {CAP0: "4"}))),
+        features=CC,
+        claims=[claim(CLAIM0, cap_request(request(REQ0, CLASS_A, 1), "3"))],
+        classes=CLASS_MULTI,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                multi(DEVICE1, {CAP0: {"value": "4", "requestPolicy": RANGE_POLICY}}),
+            )
+        ],
+    ),
+]
+
+
 TABLE = [
+    *BINDING_CONDITIONS,
+    *CONSUMABLE,
     *BASICS,
     *ALL_MODE,
     *ADMIN_AND_NODES,
