@@ -77,6 +77,12 @@ def _round_up_range(
         step = math.ceil(rng.step.value * 1000)
         low = math.ceil(rng.min.value * 1000)
         n = -((low - req) // step)  # ceil((req - low) / step)
+        if n > (_MAX_INT64 - low) // step:
+            raise CapacityError(
+                "capacity request cannot be represented in the device's range arithmetic: "
+                f"rounding request {requested.text} up to the next step passes the milli-value "
+                "range"
+            )
         value = Fraction(low + step * n, 1000)
     else:
         if requested.value > _MAX_INT64:
@@ -88,6 +94,11 @@ def _round_up_range(
         step_int = math.ceil(rng.step.value)
         low_int = math.ceil(rng.min.value)
         n = -((low_int - req_int) // step_int)
+        if low_int >= 0 and n > (_MAX_INT64 - low_int) // step_int:
+            raise CapacityError(
+                "capacity request cannot be represented in the device's range arithmetic: "
+                f"rounding request {requested.text} up to the next step passes MaxInt64"
+            )
         value = Fraction(low_int + step_int * n)
     return _quantity(value, rng.step)
 

@@ -1792,7 +1792,213 @@ CONSUMABLE = [
 ]
 
 
+def range_device(name: str, value: str, **extra: Any) -> dict[str, Any]:
+    return multi_with(name, {CAP0: {"value": value, "requestPolicy": RANGE_POLICY}}, **extra)
+
+
+def multi_with(name: str, capacity: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return device(name, capacity, allowMultipleAllocations=True, **extra)
+
+
+def valid_values_device(name: str, value: str, default: str, *values: str) -> dict[str, Any]:
+    policy = {"default": default, "validValues": [default, *values]}
+    return multi_with(name, {CAP0: {"value": value, "requestPolicy": policy}})
+
+
+def shared_allocation(dev: str, amount: str) -> dict[str, Any]:
+    """A claim already holding a share of ``dev`` that consumes ``amount`` of capacity-0."""
+    entry = {
+        "request": "r",
+        "driver": DRIVER_A,
+        "pool": POOL1,
+        "device": dev,
+        "shareID": "bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb",
+        "consumedCapacity": {CAP0: amount},
+    }
+    out = claim("holder", request("r", CLASS_A, 1))
+    out["status"] = {"allocation": {"devices": {"results": [entry]}}}
+    return out
+
+
+def one_asking(amount: str) -> list[dict[str, Any]]:
+    return [claim(CLAIM0, cap_request(request(REQ0, CLASS_A, 1), amount))]
+
+
+CONSUMABLE_MORE = [
+    *(
+        case(
+            name,
+            "error~ cannot be represented",
+            features=CC,
+            claims=[claim(CLAIM0, req)],
+            classes=CLASS_MULTI,
+            slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, *devices)],
+        )
+        for name, req, devices in (
+            (
+                "consumable-capacity-range-policy-request-above-int64-rejected",
+                cap_request(request(REQ0, CLASS_A, 1), "18446744073709551616"),
+                [range_device(DEVICE1, "4")],
+            ),
+            (
+                "consumable-capacity-range-policy-rounded-value-overflow-rejected",
+                cap_request(request(REQ0, CLASS_A, 1), "9223372036854775807"),
+                [range_device(DEVICE1, "4")],
+            ),
+            (
+                "consumable-capacity-range-policy-overflow-aborts-not-skip",
+                cap_request(request(REQ0, CLASS_A, 1), "18446744073709551616"),
+                [range_device(DEVICE1, "4"), multi_with(DEVICE2, {CAP0: "36893488147419103232"})],
+            ),
+            (
+                "consumable-capacity-range-policy-allocation-mode-all-overflow-aborts",
+                all_request(REQ0, CLASS_A, capacity={"requests": {CAP0: "18446744073709551616"}}),
+                [range_device(DEVICE1, "4")],
+            ),
+        )
+    ),
+    case(
+        "consumable-capacity-negative-request-aborts",
+        "error~ negative",
+        features=CC,
+        claims=one_asking("-5"),
+        classes=CLASS_MULTI,
+        slices=[
+            slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, multi_with(DEVICE1, {CAP0: "10"}))
+        ],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-with-valid-values-policy",
+        expect(alloc_result(LOCAL1, share(REQ0, DEVICE1, {CAP0: "2"}))),
+        features=CC,
+        claims=one_asking("2"),
+        classes=CLASS_MULTI,
+        slices=[
+            slice_with_devices(
+                SLICE1, NODE1, POOL1, DRIVER_A, valid_values_device(DEVICE1, "4", "1", "2")
+            )
+        ],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-with-valid-values-policy-round-up",
+        expect(alloc_result(LOCAL1, share(REQ0, DEVICE1, {CAP0: "3"}))),
+        features=CC,
+        claims=one_asking("2"),
+        classes=CLASS_MULTI,
+        slices=[
+            slice_with_devices(
+                SLICE1, NODE1, POOL1, DRIVER_A, valid_values_device(DEVICE1, "3", "1", "3")
+            )
+        ],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-with-exceeded-consumable-capacity-request",
+        CANNOT_ALLOCATE,
+        features=CC,
+        claims=[
+            claim(CLAIM0, cap_request(request(REQ0, CLASS_A, 1), "1")),
+            claim(CLAIM1, cap_request(request(REQ0, CLASS_A, 1), "2")),
+        ],
+        classes=CLASS_MULTI,
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, range_device(DEVICE1, "2"))],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-with-request-over-max-sharing-policy",
+        CANNOT_ALLOCATE,
+        features=CC,
+        claims=one_asking("6"),
+        classes=CLASS_MULTI,
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, range_device(DEVICE1, "10"))],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-with-allocated-capacity-use-remaining",
+        expect(alloc_result(LOCAL1, share(REQ0, DEVICE1, {CAP0: "2"}))),
+        features=CC,
+        claims=one_asking("2"),
+        allocated_claims=[shared_allocation(DEVICE1, "2")],
+        classes=CLASS_MULTI,
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, range_device(DEVICE1, "4"))],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-with-allocated-capacity-next-device",
+        expect(alloc_result(LOCAL1, share(REQ0, DEVICE2, {CAP0: "2"}))),
+        features=CC,
+        claims=one_asking("2"),
+        allocated_claims=[shared_allocation(DEVICE1, "2")],
+        classes=CLASS_MULTI,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                range_device(DEVICE1, "2"),
+                range_device(DEVICE2, "2"),
+            )
+        ],
+    ),
+    case(
+        "consumable-capacity-with-multi-allocatable-device-backtrack",
+        expect(
+            alloc_result(
+                LOCAL1, share(REQ0, DEVICE1, {CAP0: "2"}), share(REQ1, DEVICE1, {CAP0: "2"})
+            ),
+            alloc_result(LOCAL1, share(REQ0, DEVICE2, {CAP0: "2"})),
+        ),
+        features=CC,
+        claims=[
+            claim(
+                CLAIM0,
+                cap_request(request(REQ0, CLASS_A, 1), "2"),
+                cap_request(request(REQ1, CLASS_A, 1), "2"),
+                constraints=[match_attribute("driver-a/stringAttribute")],
+            ),
+            claim(CLAIM1, cap_request(request(REQ0, CLASS_A, 1), "2")),
+        ],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                range_device(DEVICE2, "2", attributes={"stringAttribute": {"string": "v1"}}),
+                range_device(DEVICE1, "4", attributes={"stringAttribute": {"string": "v2"}}),
+            )
+        ],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-with-subrequest",
+        expect(alloc_result(LOCAL1, share(R0S1, DEVICE1, {CAP0: "2"}))),
+        features=features("consumable_capacity", "prioritized_list"),
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(
+                    REQ0,
+                    sub_request(SUB0, CLASS_A, 1, capacity={"requests": {CAP0: "4"}}),
+                    sub_request(SUB1, CLASS_A, 1, capacity={"requests": {CAP0: "2"}}),
+                    sub_request(SUB1, CLASS_A, 1),
+                ),
+            )
+        ],
+        classes=CLASS_MULTI,
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, range_device(DEVICE1, "2"))],
+    ),
+    case(
+        "consumable-capacity-multi-allocatable-device-with-no-available-consumable-capacity",
+        CANNOT_ALLOCATE,
+        features=CC,
+        claims=one_asking("2"),
+        allocated_claims=[shared_allocation(DEVICE1, "2")],
+        classes=CLASS_MULTI,
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, range_device(DEVICE1, "2"))],
+    ),
+]
+
+
 TABLE = [
+    *CONSUMABLE_MORE,
     *BINDING_CONDITIONS,
     *CONSUMABLE,
     *BASICS,
