@@ -1997,7 +1997,143 @@ CONSUMABLE_MORE = [
 ]
 
 
+def strings_pool(*values: str) -> dict[str, Any]:
+    return slice_with_devices(
+        SLICE1,
+        NODE1,
+        POOL1,
+        DRIVER_A,
+        *(
+            device(f"device-{i}", attributes={"stringAttribute": {"string": v}})
+            for i, v in enumerate(values, start=1)
+        ),
+    )
+
+
+def distinct_attribute(attribute: str, *requests: str) -> dict[str, Any]:
+    return {"requests": list(requests), "distinctAttribute": attribute}
+
+
+DISTINCT = [
+    case(
+        "with-distinct-constraints",
+        expect(
+            alloc_result(
+                LOCAL1,
+                share(REQ0, DEVICE1),
+                share(REQ1, DEVICE2),
+                share(REQ2, "device-3"),
+                share("req-3", "device-4"),
+            )
+        ),
+        features=CC,
+        claims=[
+            claim(
+                CLAIM0,
+                *(request(r, CLASS_A, 1) for r in (REQ0, REQ1, REQ2, "req-3")),
+                constraints=[
+                    distinct_attribute("driver-a/boolAttribute", REQ0, REQ1),
+                    distinct_attribute("driver-a/driverVersion", REQ0, REQ1, REQ2),
+                    distinct_attribute("driver-a/numa", REQ0, REQ1, REQ2, "req-3"),
+                ],
+            )
+        ],
+        classes=CLASSES_A,
+        slices=[
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                *(
+                    multi_with(
+                        name,
+                        {},
+                        attributes={
+                            "driverVersion": {"version": version},
+                            "numa": {"int": numa},
+                            "boolAttribute": {"bool": flag},
+                        },
+                    )
+                    for name, version, numa, flag in (
+                        (DEVICE1, "1.0.0", 0, True),
+                        (DEVICE2, "1.0.1", 1, False),
+                        ("device-3", "1.0.2", 2, True),
+                        ("device-4", "1.0.0", 3, True),
+                    )
+                ),
+            )
+        ],
+    ),
+    case(
+        "distinct-constraint-single-request-count-3-not-distinct",
+        CANNOT_ALLOCATE,
+        features=CC,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 3),
+                constraints=[distinct_attribute("driver-a/stringAttribute")],
+            )
+        ],
+        classes=CLASSES_A,
+        slices=[strings_pool("value1", "value2", "value1")],
+    ),
+    case(
+        "distinct-constraint-single-request-count-3-all-distinct",
+        expect(
+            alloc_result(
+                LOCAL1,
+                result(REQ0, DRIVER_A, POOL1, DEVICE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE2),
+                result(REQ0, DRIVER_A, POOL1, "device-3"),
+            )
+        ),
+        features=CC,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 3),
+                constraints=[distinct_attribute("driver-a/stringAttribute")],
+            )
+        ],
+        classes=CLASSES_A,
+        slices=[strings_pool("value1", "value2", "value3")],
+    ),
+    case(
+        "distinct-constraint-two-requests-with-count-not-distinct",
+        CANNOT_ALLOCATE,
+        features=CC,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 2),
+                request(REQ1, CLASS_A, 1),
+                constraints=[distinct_attribute("driver-a/stringAttribute", REQ0, REQ1)],
+            )
+        ],
+        classes=CLASSES_A,
+        slices=[strings_pool("value1", "value2", "value1")],
+    ),
+    case(
+        "with-distinct-constraints-attribute-not-set",
+        CANNOT_ALLOCATE,
+        features=CC,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1),
+                constraints=[distinct_attribute("driver-a/boolAttribute", REQ0)],
+            )
+        ],
+        classes=CLASSES_A,
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, multi(DEVICE1))],
+    ),
+]
+
+
 TABLE = [
+    *DISTINCT,
     *CONSUMABLE_MORE,
     *BINDING_CONDITIONS,
     *CONSUMABLE,
