@@ -2132,7 +2132,118 @@ DISTINCT = [
 ]
 
 
+def gen_slice(name: str, node: str, dev: str, generation: int) -> dict[str, Any]:
+    return slice_with_devices(name, node, pool(POOL1, 2, generation), DRIVER_A, device(dev))
+
+
+ONE_ON_NODE1 = expect(alloc_result(LOCAL1, result(REQ0, DRIVER_A, POOL1, DEVICE1)))
+
+POOLS = [
+    case(
+        "allocation-mode-all-with-multi-host-resource-pool",
+        ONE_ON_NODE1,
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=CLASSES_A,
+        slices=[gen_slice(SLICE1, NODE1, DEVICE1, 1), gen_slice(SLICE2, NODE2, DEVICE2, 1)],
+    ),
+    case(
+        "multi-host-resource-pool-with-stale-slice-for-current-node",
+        CANNOT_ALLOCATE,
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=CLASSES_A,
+        slices=[gen_slice(SLICE1, NODE1, DEVICE1, 1), gen_slice(SLICE2, NODE2, DEVICE2, 2)],
+    ),
+    case(
+        "multi-host-resource-pool-complete-update-from-node-1-to-node-2",
+        ONE_ON_NODE1,
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=CLASSES_A,
+        slices=[
+            gen_slice(SLICE1, NODE1, DEVICE1, 1),
+            gen_slice(SLICE1, NODE1, DEVICE2, 1),
+            gen_slice(SLICE2, NODE2, DEVICE1, 2),
+            gen_slice(SLICE2, NODE2, DEVICE2, 2),
+        ],
+    ),
+    case(
+        "multi-host-resource-pool-complete-update-from-node-2-to-node-1",
+        ONE_ON_NODE1,
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=CLASSES_A,
+        slices=[
+            gen_slice(SLICE1, NODE2, DEVICE1, 1),
+            gen_slice(SLICE1, NODE2, DEVICE2, 1),
+            gen_slice(SLICE2, NODE1, DEVICE1, 2),
+            gen_slice(SLICE2, NODE1, DEVICE2, 2),
+        ],
+    ),
+    case(
+        "multi-host-resource-pool-incomplete-update-from-node-1-to-node-2",
+        ONE_ON_NODE1,
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=CLASSES_A,
+        slices=[
+            gen_slice(SLICE1, NODE1, DEVICE1, 1),
+            gen_slice(SLICE1, NODE1, DEVICE2, 1),
+            gen_slice(SLICE2, NODE2, DEVICE1, 2),
+        ],
+    ),
+    case(
+        "multi-host-resource-pool-incomplete-update-from-node-2-to-node-1",
+        CANNOT_ALLOCATE,
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=CLASSES_A,
+        slices=[
+            gen_slice(SLICE1, NODE2, DEVICE1, 1),
+            gen_slice(SLICE1, NODE2, DEVICE2, 1),
+            gen_slice(SLICE2, NODE1, DEVICE1, 2),
+        ],
+    ),
+    case(
+        "different-resourceslices-in-pool-can-target-different-nodes",
+        expect(alloc_result(LOCAL1, result(REQ0, DRIVER_A, POOL1, DEVICE2))),
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=CLASSES_A,
+        slices=[gen_slice(SLICE1, NODE2, DEVICE1, 1), gen_slice(SLICE2, NODE1, DEVICE2, 1)],
+    ),
+    *(
+        case(
+            name,
+            want,
+            claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+            classes=CLASSES_A,
+            slices=[
+                gen_slice(SLICE1, NODE1, DEVICE1, 1),
+                gen_slice(SLICE2, NODE1, DEVICE1, 1),
+                slice_with_devices("slice-3", NODE1, POOL2, DRIVER_A, device(DEVICE2)),
+            ],
+            allocated=allocated,
+        )
+        for name, want, allocated in (
+            (
+                "invalid-pool-is-ok-if-devices-can-be-allocated-from-other",
+                expect(alloc_result(LOCAL1, result(REQ0, DRIVER_A, POOL2, DEVICE2))),
+                [],
+            ),
+            (
+                "invalid-pool-is-error-if-no-other-device-can-be-allocated",
+                INVALID_POOLS,
+                [(DRIVER_A, POOL2, DEVICE2)],
+            ),
+        )
+    ),
+    case(
+        "no-allocation-from-incomplete-pools",
+        CANNOT_ALLOCATE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=CLASSES_A,
+        slices=[gen_slice(SLICE1, NODE1, DEVICE1, 1)],
+    ),
+]
+
+
 TABLE = [
+    *POOLS,
     *DISTINCT,
     *CONSUMABLE_MORE,
     *BINDING_CONDITIONS,
