@@ -4,8 +4,9 @@
 it holds the claims still to allocate, the classes, the slices, the devices already
 taken and the compiled selectors. :meth:`PodAllocator.allocate` is kube's
 ``Allocator.Allocate`` for one node, cheap enough to call for every node: pools are
-gathered per node once per slice index, selector results are remembered across nodes
-(a selector does not depend on the node), and only the search itself runs per node.
+gathered per node once per slice index, selector verdicts are kept on each device's CEL
+variable (a selector depends only on the device: not on the node, nor on the pod), and
+only the search itself runs per node.
 
 Outcomes, as kube's Filter reports them:
 
@@ -26,7 +27,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from scheduler.model.dra_claims import AllocationMode, AllocationResult
+from scheduler.model.dra_claims import AllocationMode
 from scheduler.plugins.dynamic_resources import capacity, cel_env, result_api
 from scheduler.plugins.dynamic_resources.allocator import Search
 from scheduler.plugins.dynamic_resources.constraints import (
@@ -47,18 +48,40 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from fractions import Fraction
 
-    from scheduler.model.dra_claims import DeviceClass, DeviceRequestSpec, ResourceClaim
+    from scheduler.model.dra_claims import (
+        AllocationResult,
+        DeviceClass,
+        DeviceRequestSpec,
+        ResourceClaim,
+    )
     from scheduler.plugins.dynamic_resources.allocated_state import AllocatedState
+    from scheduler.plugins.dynamic_resources.cel_device import DeviceVariable
     from scheduler.plugins.dynamic_resources.pools import Pool, PoolID, SliceIndex
 
 CANNOT_ALLOCATE = "cannot allocate all claims"
 INVALID_POOLS = "invalid resource pools were encountered"
 
 
-@dataclass(frozen=True, slots=True)
 class Allocated:
-    results: tuple[AllocationResult, ...]
-    """One per claim given to :class:`PodAllocator`, in that order."""
+    """The node fits: :attr:`results` has one AllocationResult per claim, in order.
+
+    Built on first access: Filter runs on every node but only the chosen node's results
+    are ever read (Reserve), so the others never pay for building them.
+    """
+
+    __slots__ = ("_build", "_results")
+
+    def __init__(self, build: Callable[[], tuple[AllocationResult, ...]]) -> None:
+        self._build: Callable[[], tuple[AllocationResult, ...]] | None = build
+        self._results: tuple[AllocationResult, ...] = ()
+
+    @property
+    def results(self) -> tuple[AllocationResult, ...]:
+        """kube's allocation results (raises AllocationError for an unusable node selector)."""
+        if self._build is not None:
+            self._results = self._build()
+            self._build = None
+        return self._results
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +116,6 @@ class PodAllocator:
         self._devices = devices
         self.features = features
         self._share_id = share_id
-        self._matches: dict[tuple[int, RequestKey], bool] = {}
         self._counters: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
 
     def allocate(self, node_name: str, labels: Mapping[str, str]) -> Allocated | Unschedulable:
@@ -119,19 +141,23 @@ class PodAllocator:
             if any(p.invalid for p in pools):
                 return Unschedulable(INVALID_POOLS)
             return Unschedulable(CANNOT_ALLOCATE)
-        results = []
-        for ci, claim in enumerate(self.claims):
-            try:
-                results.append(
-                    result_api.allocation_result(
-                        claim, search.results[ci], requests, ci, node_name, self.features
+
+        def build() -> tuple[AllocationResult, ...]:
+            results = []
+            for ci, claim in enumerate(self.claims):
+                try:
+                    results.append(
+                        result_api.allocation_result(
+                            claim, search.results[ci], requests, ci, node_name, self.features
+                        )
                     )
-                )
-            except result_api.NodeSelectorError as exc:
-                raise AllocationError(
-                    f"create NodeSelector for claim {claim.name}: {exc}"
-                ) from None
-        return Allocated(tuple(results))
+                except result_api.NodeSelectorError as exc:
+                    raise AllocationError(
+                        f"create NodeSelector for claim {claim.name}: {exc}"
+                    ) from None
+            return tuple(results)
+
+        return Allocated(build)
 
     def _prepare_claim(
         self,
@@ -217,7 +243,12 @@ class PodAllocator:
                 f"{where}: could not retrieve device class {spec.device_class_name}: "
                 f'deviceclass.resource.k8s.io "{spec.device_class_name}" not found'
             )
-        data = requests[key] = RequestData(spec, parent, device_class)
+        data = requests[key] = RequestData(
+            spec,
+            parent,
+            device_class,
+            selector_key=(*device_class.selectors, None, *spec.selectors),
+        )
         if spec.allocation_mode == AllocationMode.EXACT_COUNT:
             data.num_devices = spec.count
             return data
@@ -290,22 +321,24 @@ class PodAllocator:
         device = candidate.device
         if not self.features.device_binding_and_status and device.binding_conditions:
             return False
-        cache_key = (id(device), key)
-        matches = self._matches.get(cache_key)
+        data = requests[key]
+        variable = self._devices.get(candidate.device_id[0], device)
+        matches = variable.verdicts.get(data.selector_key)
         if matches is None:
-            data = requests[key]
-            matches = self._selectors_match(key[0], data, candidate)
-            self._matches[cache_key] = matches
+            # Raises on a broken selector: kube's error names the selector and the device.
+            matches = self._selectors_match(key[0], data, candidate, variable)
+            variable.verdicts[data.selector_key] = matches
         if not matches:
             return False
         if candidate.slice.per_device_node_selection:
             return device.node.matches(node_name, labels)
         return True
 
-    def _selectors_match(self, ci: int, data: RequestData, candidate: Candidate) -> bool:
+    def _selectors_match(
+        self, ci: int, data: RequestData, candidate: Candidate, variable: DeviceVariable
+    ) -> bool:
         device_class = data.device_class
         assert device_class is not None
-        variable = self._devices.get(candidate.device_id[0], candidate.device)
         device_name = "/".join(candidate.device_id)
         for owner, selectors in (
             (f"class {device_class.name}", device_class.selectors),

@@ -70,6 +70,8 @@ def tolerates(toleration: DeviceToleration, taint: DeviceTaint) -> bool:
 
 def taint_prevents(device: Device, tolerations: tuple[DeviceToleration, ...]) -> bool:
     """Only NoSchedule and NoExecute block; other effects (None, unknown) never do."""
+    if not device.taints:
+        return False
     return any(
         taint.effect in ("NoSchedule", "NoExecute")
         and not any(tolerates(t, taint) for t in tolerations)

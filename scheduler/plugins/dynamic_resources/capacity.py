@@ -174,6 +174,13 @@ def fits(
     fractional: bool,
 ) -> bool:
     """kube's CmpRequestOverCapacity; :class:`CapacityError` when the request is unusable."""
+    if (
+        not requests
+        and not allocated
+        and not allocating
+        and all(c.request_policy is None for c in capacities.values())
+    ):
+        return True  # each capacity consumes its whole value, and nothing else uses it
     if requests and any(name not in capacities for name in requests):
         return False  # this device lacks a requested capacity: another one may have it
     resolved: dict[str, Fraction] = {}

@@ -63,13 +63,15 @@ def split_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
 class DeviceVariable:
     """The ``device`` map for one device and the Activation made from it."""
 
-    __slots__ = ("_activations", "_error", "_value", "results")
+    __slots__ = ("_activations", "_error", "_value", "results", "verdicts")
 
     def __init__(self, driver: str, device: Device) -> None:
         self._activations: dict[tuple[str, ...], cel.Activation] = {}
         self.results: dict[str, bool | str] = {}
         """Each selector's verdict on this device (or its runtime error), by expression: a
         selector depends only on the device, so it is evaluated once per device record."""
+        self.verdicts: dict[tuple[str | None, ...], bool] = {}
+        """Whether all of a set of selectors (a class's and a request's) match, by the set."""
         self._error: str | None = None
         attributes: dict[str, dict[str, object]] = {}
         try:

@@ -71,6 +71,8 @@ class RequestData:
     all_devices: list[Candidate] | None = None
     selected_sub_request: int = 0
     """Set on the first sub-request's entry: which sub-request the search chose."""
+    selector_key: tuple[str | None, ...] = ()
+    """The class's selectors, a separator, the request's: what a device's verdict is kept by."""
 
     @property
     def name(self) -> str:
