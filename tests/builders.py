@@ -99,6 +99,8 @@ def make_pod(
     volumes: list[Raw] | None = None,
     image: str = "registry.k8s.io/pause:3.10",
     uid: str | None = None,
+    pod_group: str | None = None,
+    scheduling_gates: list[str] | None = None,
 ) -> Raw:
     """A v1 Pod with one container unless ``containers`` is given."""
     if containers is None:
@@ -122,6 +124,10 @@ def make_pod(
         spec["topologySpreadConstraints"] = topology_spread
     if volumes:
         spec["volumes"] = volumes
+    if pod_group:
+        spec["schedulingGroup"] = {"podGroupName": pod_group}
+    if scheduling_gates:
+        spec["schedulingGates"] = [{"name": gate} for gate in scheduling_gates]
     notes = dict(annotations or {})
     if batching is not None:
         notes["batch-scheduler.io/batching"] = "true" if batching else "false"
@@ -141,6 +147,36 @@ def make_pod(
         "metadata": metadata,
         "spec": spec,
         "status": {"phase": phase},
+    }
+
+
+def make_pod_group(
+    name: str,
+    *,
+    namespace: str = "default",
+    min_count: int | None = None,
+    priority: int | None = None,
+    disruption_all: bool = False,
+    generation: int = 1,
+) -> Raw:
+    """A scheduling.k8s.io/v1beta1 PodGroup: a gang of ``min_count``, or basic when None."""
+    policy: Raw = {"basic": {}} if min_count is None else {"gang": {"minCount": min_count}}
+    spec: Raw = {"schedulingPolicy": policy}
+    if priority is not None:
+        spec["priority"] = priority
+    if disruption_all:
+        spec["disruptionMode"] = {"all": {}}
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": f"uid-pg-{namespace}-{name}",
+            "resourceVersion": "1",
+            "generation": generation,
+        },
+        "spec": spec,
     }
 
 

@@ -14,10 +14,12 @@ from scheduler.clock import FakeClock
 from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
 from scheduler.framework.config import SchedulerConfig, default_config, load_config
+from scheduler.framework.feature_gates import FeatureGates
 from scheduler.framework.profile import Profile, build_profile
 from scheduler.model.node import Node
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from scheduler.model.pod import Pod
+from scheduler.model.pod_groups import GroupCondition, PodGroup
 from scheduler.plugins import in_tree_registry
 
 Raw = dict[str, Any]
@@ -69,6 +71,7 @@ class RecordingReporter:
     bound: list[tuple[str, str]] = field(default_factory=list)
     unschedulable_messages: dict[str, str] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
+    group_conditions: dict[str, GroupCondition] = field(default_factory=dict)
 
     def scheduled(self, pod: Pod, node: str) -> None:
         self.bound.append((pod.key, node))
@@ -78,6 +81,11 @@ class RecordingReporter:
 
     def failed(self, pod: Pod, message: str) -> None:
         self.failures[pod.key] = message
+
+    def pod_group_condition(
+        self, pod_group: PodGroup, condition_type: str, condition: GroupCondition
+    ) -> None:
+        self.group_conditions[pod_group.key] = condition
 
 
 def scheduler_for(
@@ -91,6 +99,7 @@ def scheduler_for(
     max_batch_age: float | None = None,
     fast_rescore: bool = True,
     verify_ratio: float = 0.0,
+    gates: FeatureGates | None = None,
 ) -> tuple[Scheduler, LocalBinder, RecordingReporter]:
     """A scheduler over ``node_raws`` with an in-memory binder; batching options left out
     keep BatchingSettings' defaults."""
@@ -98,7 +107,7 @@ def scheduler_for(
     binder = LocalBinder(auto=auto_bind)
     reporter = RecordingReporter()
     scheduler = build_scheduler(
-        config or default_config(),
+        config or default_config(gates=gates),
         clock=clock or FakeClock(),
         binder=binder,
         reporter=reporter,
@@ -109,6 +118,8 @@ def scheduler_for(
             verify_ratio=verify_ratio,
         ),
         seed=seed,
+        gates=gates,
+        group_reporter=reporter,
     )
     binder.scheduler = scheduler
     handlers = EventHandlers(scheduler)  # the watch's way in

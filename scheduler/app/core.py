@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from scheduler.clock import Clock
-    from scheduler.cycle.ports import BindDispatcher, Preemptor, Reporter
+    from scheduler.cycle.ports import BindDispatcher, GroupReporter, Preemptor, Reporter
     from scheduler.framework.config import SchedulerConfig
+    from scheduler.framework.feature_gates import FeatureGates
     from scheduler.framework.profile import PluginFactory
 
 
@@ -37,6 +38,8 @@ def build_scheduler(
     max_group: int = 256,
     preemptor: Preemptor | None = None,
     registry: Mapping[str, PluginFactory] | None = None,
+    gates: FeatureGates | None = None,
+    group_reporter: GroupReporter | None = None,
 ) -> Scheduler:
     """A Scheduler with a fresh cache and queue; raises ConfigError for bad plugin args.
 
@@ -44,7 +47,8 @@ def build_scheduler(
     cluster); None evicts nothing, though nominations are still kept in memory. ``metrics``
     None: a registry of its own (simulate, explain, tests), so counts are never optional.
     ``registry`` None: the in-tree plugins only (``app.plugin_loading.load_registry`` adds
-    the out-of-tree ones)."""
+    the out-of-tree ones). ``gates``: the feature gates (the configuration was loaded
+    under the same ones); ``group_reporter`` writes PodGroup conditions (None: nowhere)."""
     cluster = ClusterState()
     rng = random.Random(seed)
     if registry is None:
@@ -76,4 +80,6 @@ def build_scheduler(
         batching=batching,
         rng=random.Random(rng.random()),
         preemptor=preemptor,
+        gates=gates,
+        group_reporter=group_reporter,
     )

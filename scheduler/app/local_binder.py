@@ -16,6 +16,7 @@ from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.ports import BindResult
 from scheduler.framework import status as st
 from scheduler.plugins.volume_binding import VOLUME_BINDER
+from scheduler.queueing.queued_group import QueuedPodGroupInfo
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -103,8 +104,15 @@ def attempt_queued(scheduler: Scheduler) -> Iterator[tuple[Pod, str | None]]:
     """Pop and schedule every pod the queue hands out now, in queue order, yielding each
     pod right after its attempt with the node it is on then (None: not placed). Pods in
     backoff or unschedulable stay queued: the caller moves the clock or sends events."""
-    while group := scheduler.queue.try_pop_group():
-        for info in group:
+    while popped := scheduler.queue.try_pop():
+        if isinstance(popped, QueuedPodGroupInfo):
+            members = [info.pod for info in popped.ordered()]
+            scheduler.schedule_group(popped)
+            for pod in members:
+                assigned = scheduler.cluster.get_pod(pod.uid)
+                yield pod, assigned.node_name if assigned is not None else None
+            continue
+        for info in popped:
             pod = info.pod
             scheduler.schedule_one(info)
             assigned = scheduler.cluster.get_pod(pod.uid)

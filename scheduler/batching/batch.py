@@ -7,13 +7,14 @@ state, which the cycle then looks up in the cache and rechecks with every Filter
 ``get_node_hint`` follows kube-scheduler v1.37 (``pkg/scheduler/framework/runtime/batch.go``):
 an empty list is no state (no hint, no flush: the pod gets a full pass, which may choose a
 node outside the kept subset); then, flushing on the first that fails, cycle continuity
-(cycle == last placed cycle + 1, one counter for the whole scheduler, so another profile's
-pod or a failed cycle in between gives ``pod_skipped``), no nominated node, equal signature,
-age <= max age. Then the node chosen last is looked up (``node_missing``) and refiltered:
-rejected → it leaves the state (one-pod-per-node); otherwise it is *rescored* and put back
-in order (many-pods-per-node), so the next hint is what a full pass would rank first among
-the kept nodes. A flushed state is dropped at once (kube keeps it until the next store,
-which replaces it; only its metric counts differ).
+(cycle == last placed cycle + 1, or the same cycle for the next member of a pod group; one
+counter for the whole scheduler, so another profile's pod or a failed cycle in between gives
+``pod_skipped``), no nominated node, equal signature, age <= max age. Then the node chosen
+last is looked up (``node_missing``) and refiltered: rejected → it leaves the state
+(one-pod-per-node); otherwise it is *rescored* and put back in order (many-pods-per-node),
+so the next hint is what a full pass would rank first among the kept nodes. A flushed
+state is dropped at once (kube keeps it until the next store, which replaces it; only its
+metric counts differ).
 
 Order and ties: kube pops a heap ordered by total score, equal totals in random order. The
 state keeps nodes sorted by ``total * width + index`` (ascending, best last) and a pop draws
@@ -207,7 +208,9 @@ class OpportunisticBatch:
         self, batch: BatchState, pod: Pod, signature: Signature | None, cycle: int
     ) -> FlushReason | None:
         """Why the state cannot serve ``pod``, in kube's order of checks; None: it can."""
-        if cycle != self._last_cycle + 1:
+        if cycle != self._last_cycle + 1 and cycle != self._last_cycle:
+            # The same cycle: the next member of a pod group (kube's batchStateCompatible
+            # with GenericWorkload); a pod's cycle is never its predecessor's.
             return FlushReason.POD_SKIPPED
         if pod.nominated_node_name:
             return FlushReason.POD_NOMINATED

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from scheduler.cache.disruption_budgets import DisruptionBudgets
+    from scheduler.cache.pod_groups import PodGroups
     from scheduler.cache.volumes import Volumes
     from scheduler.cache.workloads import Workloads
     from scheduler.model.node import Node
@@ -159,6 +160,9 @@ class ClusterState:
         self._pods[pod.uid] = _PodState(placed, assumed=True)
         self._assumed.add(pod.uid)
         info.add_pod(placed)
+        groups = self.snapshot.pod_groups
+        if placed.scheduling_group or groups.coscheduling:  # a member, maybe
+            groups.scheduled(placed)
         return placed
 
     def confirm(self, uid: Uid) -> bool:
@@ -176,7 +180,11 @@ class ClusterState:
         state = self._pods.get(Uid(uid))
         if state is None or not state.assumed:
             return None
-        return self.remove_pod(uid)
+        forgotten = self.remove_pod(uid)
+        groups = self.snapshot.pod_groups
+        if forgotten is not None and (forgotten.scheduling_group or groups.coscheduling):
+            groups.forgotten(forgotten)  # pending again
+        return forgotten
 
     # -- namespaces ---------------------------------------------------------------------------
 
@@ -196,6 +204,11 @@ class ClusterState:
     def volumes(self) -> Volumes:
         """PVs, PVCs, StorageClasses and CSINodes, for the volume plugins."""
         return self.snapshot.volumes
+
+    @property
+    def pod_groups(self) -> PodGroups:
+        """PodGroups and their members, for gang scheduling."""
+        return self.snapshot.pod_groups
 
     @property
     def workloads(self) -> Workloads:
@@ -250,8 +263,14 @@ class ClusterState:
             info = NodeInfo(pod_index=self.snapshot.pod_index)
             self._infos[pod.node_name] = info
         info.add_pod(pod)
+        groups = self.snapshot.pod_groups
+        if pod.scheduling_group or groups.coscheduling:
+            groups.scheduled(pod)
 
     def _detach(self, pod: Pod) -> None:
+        groups = self.snapshot.pod_groups
+        if pod.scheduling_group or groups.coscheduling:
+            groups.gone(pod)
         info = self._infos.get(pod.node_name)
         if info is None:
             return

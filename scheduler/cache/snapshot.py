@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from scheduler.cache.changes import ChangeFeed
 from scheduler.cache.disruption_budgets import DisruptionBudgets
+from scheduler.cache.pod_groups import PodGroups
 from scheduler.cache.pod_index import PodIndex
 from scheduler.cache.volumes import Volumes
 from scheduler.cache.workloads import Workloads
@@ -46,6 +47,7 @@ class Snapshot:
         "_order_dirty",
         "changes",
         "disruption_budgets",
+        "pod_groups",
         "pod_index",
         "volumes",
         "workloads",
@@ -71,6 +73,8 @@ class Snapshot:
         """PodDisruptionBudgets (preemption reads them)."""
         self.volumes = Volumes()
         """PVs, PVCs, StorageClasses and CSINodes (the volume plugins read them)."""
+        self.pod_groups = PodGroups()
+        """PodGroups and their members' counts (GangScheduling reads them)."""
 
     @classmethod
     def of(

@@ -41,7 +41,7 @@ from scheduler.framework import status as st
 from scheduler.framework.diagnosis import Diagnosis, FitError
 from scheduler.framework.events import ClusterEvent
 from scheduler.framework.plugin_failures import plugin_raised
-from scheduler.queueing.scheduling_queue import Pool
+from scheduler.queueing.queued_pod import Pool
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator, Mapping

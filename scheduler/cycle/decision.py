@@ -1,5 +1,6 @@
-"""A decision: what the scheduling part of one cycle found (kube's schedulePod result), and
-the debug line a person can read about it, one per scheduling cycle.
+"""A decision: what the scheduling part of one cycle found (kube's schedulePod result), the
+reservation it led to (the pod assumed and reserved on its node), and the debug line a
+person can read about it, one per scheduling cycle.
 
 ``pod_decided`` says how the node was found (``path``: ``hint``, ``rescore``, ``exact`` or
 ``full``), which batch state the pod was placed from or started (None: it fits nowhere, or
@@ -26,10 +27,12 @@ from scheduler.framework.results import ScheduleResult
 if TYPE_CHECKING:
     from scheduler.batching.batch import OpportunisticBatch
     from scheduler.batching.signature import Signature
+    from scheduler.framework import status as st
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.results import Outcome
     from scheduler.metrics.labels import DecisionPath
-    from scheduler.queueing.scheduling_queue import QueuedPodInfo
+    from scheduler.model.pod import Pod
+    from scheduler.queueing.queued_pod import QueuedPodInfo
 
 log = logs.get_logger(__name__)
 
@@ -46,6 +49,18 @@ class Decision:
     """The CycleState PostFilter, and (cloned) Reserve and the binding cycle, continue with."""
     hinted: str | None
     """The node the batch hinted (None: no hint), used or not."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reserved:
+    """A pod assumed on ``node`` and reserved there, and how Reserve (or Permit) went."""
+
+    pod: Pod
+    """The assumed copy (``node_name`` set)."""
+    node: str
+    state: CycleState
+    """The pod's own CycleState, which Reserve wrote and the binding cycle continues."""
+    status: st.Status
 
 
 def signature_digest(signature: Signature | None) -> str | None:

@@ -24,7 +24,11 @@ Pods:
   unschedulable pod on every condition patch (kube's ``isPodUpdated``). A pod we assumed is
   not queued again: its pending event only means the watch has not caught up with our bind
   yet;
-* **pending, not ours** → ignored.
+* **pending, not ours** → ignored;
+* **a member of a pod group** (``spec.schedulingGroup``, the GenericWorkload gate) → counted
+  in its group (cache/pod_groups.py) and queued into its group's entity, whose PreEnqueue
+  (every member's) the queue runs; its arrival, or its binding, re-checks a group held
+  back for too few members (GangScheduling's hints).
 
 Nodes: added → ``NODE_ADD``; changed → ``NODE_UPDATE``, but only when something the
 scheduler reads changed (allocatable, labels, taints, unschedulable, images): real nodes
@@ -37,7 +41,9 @@ Other objects (:data:`ClusterObject`): Namespaces feed InterPodAffinity's
 ``namespaceSelector``; Services and the three pod controllers feed default topology
 spreading, so a change re-signs the namespace's queued pods (whether default spreading
 applies, and so whether a pod can batch, depends on them); storage objects feed the volume
-plugins and raise ``STORAGE_CHANGE``; PodDisruptionBudgets feed preemption's victim choice.
+plugins and raise ``STORAGE_CHANGE``; PodDisruptionBudgets feed preemption's victim choice;
+PodGroups gather their members into one queue entity (and a group held back for its
+PodGroup, or for a larger minCount, is checked again).
 kube registers no scheduling event for Namespaces, Services, controllers or budgets, so
 they wake nobody here either.
 
@@ -53,15 +59,17 @@ from typing import TYPE_CHECKING
 from scheduler import logs
 from scheduler.framework.events import ClusterEvent
 from scheduler.model.disruption import PodDisruptionBudget
+from scheduler.model.pod_groups import PodGroup
 from scheduler.model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from scheduler.model.workloads import Controller, Namespace, Service
-from scheduler.queueing.scheduling_queue import Pool
+from scheduler.queueing.queued_pod import Pool
 
 if TYPE_CHECKING:
     from scheduler.cycle.schedule_one import Scheduler
     from scheduler.model.keys import Uid
     from scheduler.model.node import Node
     from scheduler.model.pod import Pod
+    from scheduler.model.pod_groups import GroupKey
     from scheduler.model.resources import Resources
 
 log = logs.get_logger(__name__)
@@ -75,6 +83,7 @@ ClusterObject = (
     | PersistentVolumeClaim
     | CSINode
     | PodDisruptionBudget
+    | PodGroup
 )
 """The records besides pods and nodes that the scheduler reads."""
 
@@ -145,6 +154,9 @@ class EventHandlers:
 
     def on_pod_deleted(self, uid: Uid) -> None:
         """The pod is gone from the API: drop it from the queue and the cache."""
+        queued = self.queue.get(uid)
+        if queued is not None:
+            self.cluster.pod_groups.gone(queued.pod)  # a pending member no more
         self.queue.delete(uid)
         self.scheduler.reject_waiting_pod(uid)
         # An assumed pod goes too (its bind then ends in a 404, a no-op forget): either way
@@ -174,6 +186,9 @@ class EventHandlers:
             return False
         if known is None or was_assumed:
             self._wake(ClusterEvent.ASSIGNED_POD_ADD)
+            key = self.scheduler.group_of(pod)
+            if key is not None:
+                self.queue.group_changed(key)  # a member bound: its group may be complete
         else:
             for event in assigned_pod_update_events(known, pod):
                 self._wake(event)
@@ -188,7 +203,11 @@ class EventHandlers:
         assumed = self.cluster.is_assumed(pod.uid)
         if pod.deleting or pod.terminal:
             self.queue.delete(pod.uid)
+            self.cluster.pod_groups.gone(pod)
             return assumed
+        key = scheduler.group_of(pod)
+        if key is not None:
+            return self._pending_member(pod, key, assumed)
         if not scheduler.pre_enqueue(pod).is_success:
             # Gated (kube's PreEnqueue): it comes back with an update that a plugin passes.
             self.queue.gate(pod.uid)
@@ -202,6 +221,22 @@ class EventHandlers:
         scheduler.enqueue(pod)
         label = "PodUpdate" if queued is not None else "PodAdd"
         scheduler.metrics.queue_incoming_pods.labels(queue=Pool.ACTIVE, event=label).inc()
+        return True
+
+    def _pending_member(self, pod: Pod, key: GroupKey, assumed: bool) -> bool:
+        """A pending pod of a group: into its group's entity (the queue gates the group as
+        a whole, so no PreEnqueue runs for the pod alone), counted as a member."""
+        queued = self.queue.get(pod.uid)
+        if queued is not None and _same_for_scheduling(queued.pod, pod):
+            self.queue.refresh(pod)
+            return True
+        if queued is None and assumed:
+            return True
+        self.cluster.pod_groups.pending(pod)
+        self.scheduler.enqueue(pod)
+        self.queue.group_changed(key)  # kube's UnscheduledPod/Add hint: minCount reached?
+        label = "PodUpdate" if queued is not None else "PodAdd"
+        self.scheduler.metrics.queue_incoming_pods.labels(queue=Pool.ACTIVE, event=label).inc()
         return True
 
     # -- nodes -----------------------------------------------------------------------------
@@ -238,7 +273,12 @@ class EventHandlers:
         self._object_changed(record)
 
     def _object_changed(self, record: ClusterObject) -> None:
-        if isinstance(record, _VOLUME_OBJECTS):
+        if isinstance(record, PodGroup):
+            if self.cluster.pod_groups.pod_group(record.key) is None:
+                self.queue.pod_group_deleted(record.key)
+            else:
+                self.queue.pod_group_added(record.key)
+        elif isinstance(record, _VOLUME_OBJECTS):
             self._wake(ClusterEvent.STORAGE_CHANGE)
         elif isinstance(record, Service | Controller):
             resigned = self.scheduler.resign(record.namespace)
@@ -277,6 +317,8 @@ def _put(scheduler: Scheduler, record: ClusterObject) -> None:
             cluster.volumes.set_csi_node(record)
         case PodDisruptionBudget():
             cluster.disruption_budgets.add(record)
+        case PodGroup():
+            cluster.pod_groups.set_pod_group(record)
 
 
 def _drop(scheduler: Scheduler, record: ClusterObject) -> None:
@@ -298,3 +340,5 @@ def _drop(scheduler: Scheduler, record: ClusterObject) -> None:
             cluster.volumes.remove_csi_node(record.name)
         case PodDisruptionBudget():
             cluster.disruption_budgets.remove(record.namespace, record.name)
+        case PodGroup():
+            cluster.pod_groups.remove_pod_group(record.key)

@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     from scheduler.metrics.registry import Metrics
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
-    from scheduler.queueing.scheduling_queue import QueuedPodInfo, SchedulingQueue
+    from scheduler.queueing.queued_pod import QueuedPodInfo
+    from scheduler.queueing.scheduling_queue import SchedulingQueue
 
 log = logs.get_logger(__name__)
 
@@ -81,17 +82,19 @@ class FailureHandler:
         info: QueuedPodInfo,
         outcome: FitError | SchedulingError,
         elapsed: float,
-        state: CycleState,
+        state: CycleState | None,
         *,
         post_filter: bool = True,
     ) -> None:
         """kube's handleSchedulingFailure: PostFilter for a pod that fits nowhere (not for
         one rejected at Reserve or Permit: kube's PostFilter runs before them), then
-        requeue and report."""
+        requeue and report (``state`` None: no cycle ran, no PostFilter either)."""
         pod = info.pod
         if isinstance(outcome, FitError):
             message = outcome.message()
-            extra = self._post_filter(info, outcome, state) if post_filter else ""
+            extra = ""
+            if post_filter and state is not None:
+                extra = self._post_filter(info, outcome, state)
             if extra:
                 message = f"{message} {extra}"
             pod = info.pod  # a nomination changed the queued copy
@@ -113,6 +116,15 @@ class FailureHandler:
             pod = info.pod
             self.queue.requeue_backoff(info)
             self.reporter.failed(pod, outcome.message)
+
+    def group_member_rejected(self, info: QueuedPodInfo, message: str, elapsed: float) -> None:
+        """A member of a pod group that failed, or that its group's cycle did not reach:
+        unschedulable with the group's words (no plugin to wake it: the group retries)."""
+        pod = info.pod
+        self.metrics.observe_attempt(Result.UNSCHEDULABLE, pod.scheduler_name, elapsed)
+        log.info("pod_unschedulable", pod=pod.key, reason=message)
+        self.queue.requeue_unschedulable(info, frozenset())
+        self.reporter.unschedulable(pod, message)
 
     def _post_filter(self, info: QueuedPodInfo, fit: FitError, state: CycleState) -> str:
         """Run PostFilter for a pod that fits nowhere and act on its nomination (kube's

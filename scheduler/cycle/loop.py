@@ -2,9 +2,10 @@
 
 It waits until the caches are synced and this replica leads, then pops a run (the queue's
 async boundary) and runs one cycle per pod, yielding to the event loop between pods so that
-watch events and bind completions keep flowing during a long run. The run pops each next pod
-only after that yield, so a higher-priority pod that arrived meanwhile goes first (kube pops
-one pod per cycle). When leadership is lost, the popped pod goes back to the queue and
+watch events and bind completions keep flowing during a long run; a pod group popped whole
+gets one group cycle (cycle/schedule_group.py). The run pops each next pod only after that
+yield, so a higher-priority pod that arrived meanwhile goes first (kube pops one pod per
+cycle). When leadership is lost, the popped pod (or group) goes back to the queue and
 nothing more is bound.
 """
 
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from scheduler import logs
 from scheduler.metrics.labels import QueueName
+from scheduler.queueing.queued_group import QueuedPodGroupInfo
 
 if TYPE_CHECKING:
     from scheduler.cycle.schedule_one import Scheduler
@@ -51,7 +53,15 @@ async def run_loop(scheduler: Scheduler, *, synced: Gate, leading: Gate) -> None
     metrics = scheduler.metrics
     while True:
         await leading.wait_open()
-        run = await queue.pop_group()
+        run = await queue.pop()
+        if isinstance(run, QueuedPodGroupInfo):
+            if leading.is_open():
+                scheduler.schedule_group(run)
+            else:
+                queue.put_back_group(run)
+                log.warning("leadership_lost_requeued", pods=run.size)
+            await asyncio.sleep(0)
+            continue
         popped = 0
         for info in run:
             if not leading.is_open():

@@ -16,7 +16,8 @@ from scheduler.framework.cycle_state import CycleState
 if TYPE_CHECKING:
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
-    from scheduler.queueing.scheduling_queue import QueuedPodInfo
+    from scheduler.model.pod_groups import GroupCondition, PodGroup
+    from scheduler.queueing.queued_pod import QueuedPodInfo
 
 
 class BindResult(StrEnum):
@@ -123,3 +124,23 @@ class Reporter(Protocol):
     def failed(self, pod: Pod, message: str) -> None:
         """A scheduling error (not a fit problem): ``FailedScheduling`` with the error."""
         ...
+
+
+class GroupReporter(Protocol):
+    """What users see of a PodGroup: its conditions. Fire-and-forget, as the Reporter."""
+
+    def pod_group_condition(
+        self, pod_group: PodGroup, condition_type: str, condition: GroupCondition
+    ) -> None:
+        """Set ``condition_type`` on the PodGroup's status (kube's strategic-merge patch
+        of ``podgroups/status``); the caller has checked that it changes something."""
+        ...
+
+
+class NoGroupReporter:
+    """A GroupReporter that writes nothing (no API: simulate keeps its own record)."""
+
+    def pod_group_condition(
+        self, pod_group: PodGroup, condition_type: str, condition: GroupCondition
+    ) -> None:
+        return None

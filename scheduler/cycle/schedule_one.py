@@ -35,12 +35,14 @@ from scheduler.batching.exact import ExactBatch
 from scheduler.batching.signature import OPTED_OUT, BatchingMode, Signer, is_exact
 from scheduler.cycle.binding_cycle import BindingCycles
 from scheduler.cycle.counts import CycleCounts
-from scheduler.cycle.decision import Decision, log_decision
+from scheduler.cycle.decision import Decision, Reserved, log_decision
 from scheduler.cycle.failure import FailureHandler
-from scheduler.cycle.ports import BindRequest
+from scheduler.cycle.ports import BindRequest, NoGroupReporter
+from scheduler.cycle.schedule_group import GroupCycle
 from scheduler.cycle.verification import Verifier
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import Diagnosis, FitError, SchedulingError
+from scheduler.framework.feature_gates import FeatureGates
 from scheduler.framework.results import ScheduleResult
 from scheduler.framework.wakes import wake_table
 from scheduler.metrics.labels import DecisionPath, DivergenceKind, Result
@@ -49,7 +51,7 @@ from scheduler.plugins import names
 if TYPE_CHECKING:
     from scheduler.cache.cluster_state import ClusterState
     from scheduler.clock import Clock
-    from scheduler.cycle.ports import BindDispatcher, Preemptor, Reporter
+    from scheduler.cycle.ports import BindDispatcher, GroupReporter, Preemptor, Reporter
     from scheduler.framework import status as st
     from scheduler.framework.profile import Profile
     from scheduler.framework.results import Outcome
@@ -57,7 +59,10 @@ if TYPE_CHECKING:
     from scheduler.metrics.registry import Metrics
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
-    from scheduler.queueing.scheduling_queue import QueuedPodInfo, SchedulingQueue
+    from scheduler.model.pod_groups import GroupKey
+    from scheduler.queueing.queued_group import QueuedPodGroupInfo
+    from scheduler.queueing.queued_pod import QueuedPodInfo
+    from scheduler.queueing.scheduling_queue import SchedulingQueue
 
 log = logs.get_logger(__name__)
 
@@ -96,6 +101,8 @@ class Scheduler:
         batching: BatchingSettings | None = None,
         rng: random.Random | None = None,
         preemptor: Preemptor | None = None,
+        gates: FeatureGates | None = None,
+        group_reporter: GroupReporter | None = None,
     ) -> None:
         self.cluster = cluster
         self.queue = queue
@@ -162,6 +169,24 @@ class Scheduler:
             end_batch=self.end_batch,
         )
         """The binding cycles of assumed pods (Permit waits, PreBind, Bind, PostBind)."""
+        self.gates = gates or FeatureGates()
+        self._grouping = self.gates.generic_workload
+        self.groups = GroupCycle(
+            self,
+            profiles=profiles,
+            cluster=cluster,
+            queue=queue,
+            metrics=metrics,
+            reporter=reporter,
+            group_reporter=group_reporter or NoGroupReporter(),
+            failures=self.failures,
+        )
+        """The cycle of a whole pod group (GenericWorkload: cycle/schedule_group.py)."""
+        if self.gates.generic_workload:
+            pod_groups = cluster.pod_groups
+            queue.group_of = pod_groups.key_of
+            queue.groups.pod_group = pod_groups.pod_group
+            queue.groups.gate = self._group_gate
 
     # -- intake ------------------------------------------------------------------------
 
@@ -172,6 +197,20 @@ class Scheduler:
         """The pod's profile's PreEnqueue plugins (SchedulingGates): anything but SUCCESS
         keeps it out of the queue, gated, until it changes."""
         return self.profiles[pod.scheduler_name].binding.run_pre_enqueue(pod)
+
+    def group_of(self, pod: Pod) -> GroupKey | None:
+        """The pod group ``pod`` belongs to (None without GenericWorkload, or of none)."""
+        if not self._grouping:
+            return None
+        return self.cluster.pod_groups.key_of(pod)
+
+    def _group_gate(self, group: QueuedPodGroupInfo) -> str:
+        """A group's PreEnqueue: every member's; the first plugin that holds one back."""
+        for info in group.members.values():
+            status = self.pre_enqueue(info.pod)
+            if not status.is_success:
+                return status.plugin or "PreEnqueue"
+        return ""
 
     def reject_waiting_pod(self, uid: Uid) -> bool:
         """The pod is gone: if it waits at Permit, reject it (kube does so on delete)."""
@@ -224,25 +263,17 @@ class Scheduler:
         started = time.perf_counter()
         self._cycle += 1
         cycle = self._cycle
-        decision = self._schedule_pod(info, cycle)
+        decision = self.decide(info, cycle)
         elapsed = time.perf_counter() - started
         self.metrics.decision_duration.labels(path=decision.path).observe(elapsed)
         outcome = decision.outcome
         if isinstance(outcome, ScheduleResult):
-            batch = self.batches.get(info.pod.scheduler_name)
-            if batch is not None and decision.path is not DecisionPath.EXACT:
-                batch.store_schedule_results(
-                    # kube's batch never keeps an exact signature's ranking (unsignable there)
-                    signature=None if exact_signature(info) else info.signature,
-                    hinted=decision.hinted,
-                    chosen=outcome.node,
-                    scores=outcome.scores,
-                    chosen_index=outcome.chosen,
-                    cycle=cycle,
-                )
-            if logs.debug_enabled():
-                log_decision(batch, info, cycle, decision, elapsed)
-            self._assume_and_bind(info, outcome, cycle, elapsed, decision)
+            self.store(info, decision, cycle, elapsed)
+            reserved = self.reserve(info, outcome, decision)
+            if reserved.status.is_success:
+                self.permit_and_bind(info, reserved, decision, cycle, elapsed)
+            else:
+                self._not_reserved(info, reserved, elapsed)
         else:
             # Not recorded in the batch: the next pod's cycle is then not last + 1 (kube).
             if logs.debug_enabled():
@@ -255,7 +286,32 @@ class Scheduler:
         self.binding.run_decided()
         return outcome
 
-    def _schedule_pod(self, info: QueuedPodInfo, cycle: int) -> Decision:
+    def schedule_group(self, group: QueuedPodGroupInfo) -> None:
+        """One cycle for a whole pod group (cycle/schedule_group.py)."""
+        self._cycle += 1
+        self.groups.schedule(group, self._cycle)
+        self.binding.run_decided()
+
+    def store(self, info: QueuedPodInfo, decision: Decision, cycle: int, elapsed: float) -> None:
+        """A placed pod's ranking becomes its profile's batch state (kube's
+        StoreScheduleResults; the exact path keeps its own), and its decision is logged."""
+        outcome = decision.outcome
+        assert isinstance(outcome, ScheduleResult)
+        batch = self.batches.get(info.pod.scheduler_name)
+        if batch is not None and decision.path is not DecisionPath.EXACT:
+            batch.store_schedule_results(
+                # kube's batch never keeps an exact signature's ranking (unsignable there)
+                signature=None if exact_signature(info) else info.signature,
+                hinted=decision.hinted,
+                chosen=outcome.node,
+                scores=outcome.scores,
+                chosen_index=outcome.chosen,
+                cycle=cycle,
+            )
+        if logs.debug_enabled():
+            log_decision(batch, info, cycle, decision, elapsed)
+
+    def decide(self, info: QueuedPodInfo, cycle: int) -> Decision:
         """The batch's hint when it passes every Filter, else a full pass (kube's
         schedulePod: GetNodeHint, then findNodesThatFitPod and prioritizeNodes)."""
         pod = info.pod
@@ -305,54 +361,75 @@ class Scheduler:
         state = CycleState()
         return Decision(profile.schedule(state, pod), DecisionPath.FULL, state, None)
 
-    def _assume_and_bind(
-        self,
-        info: QueuedPodInfo,
-        outcome: ScheduleResult,
-        cycle: int,
-        elapsed: float,
-        decision: Decision,
-    ) -> None:
-        """Assume, Reserve and Permit (kube's assumeAndReserve and prepareForBindingCycle),
-        then hand the pod to its binding cycle, which runs off the loop."""
+    def reserve(self, info: QueuedPodInfo, outcome: ScheduleResult, decision: Decision) -> Reserved:
+        """Assume the pod on its node and run Reserve (kube's assumeAndReserve), on a state
+        of its own: what Reserve writes must not reach a state the exact batch shares
+        between the pods of a signature. A failure is undone here already."""
         pod = info.pod
         node = outcome.node.name
         profile = self.profiles[pod.scheduler_name]
-        binding = profile.binding
-        # The pod's own state from here on: what Reserve writes must not reach a state the
-        # exact batch shares between the pods of a signature.
         state = decision.state.clone()
         state.record_plugin_metrics = profile.timing.cycle is not None
         self.queue.nominator.delete(pod.uid)  # placed: it needs no reservation any more
         self.failures.preempting.pop(pod.uid, None)  # nor waits for any victim
         assumed = self.cluster.assume(pod, node)
-        status = binding.run_reserve(state, assumed, node)
-        waits: dict[str, float] = {}
-        if status.is_success:
-            status, waits = binding.run_permit(state, assumed, node)
+        reserved = Reserved(assumed, node, state, profile.binding.run_reserve(state, assumed, node))
+        if not reserved.status.is_success:
+            self.release(reserved)
+        return reserved
+
+    def release(self, reserved: Reserved) -> None:
+        """Unreserve and forget: the pod holds nothing any more."""
+        pod = reserved.pod
+        self.profiles[pod.scheduler_name].binding.run_unreserve(reserved.state, pod, reserved.node)
+        self.cluster.forget(pod.uid)
+
+    def permit_and_bind(
+        self,
+        info: QueuedPodInfo,
+        reserved: Reserved,
+        decision: Decision,
+        cycle: int,
+        elapsed: float,
+        *,
+        in_group: bool = False,
+    ) -> None:
+        """Permit, then hand the pod to its binding cycle, which runs off the loop (kube's
+        prepareForBindingCycle). A pod told to wait is no batch's last success until it is
+        allowed, so the batch state ends — but not inside a group cycle, whose members wait
+        only for each other (GangScheduling) and are allowed in the same loop turn."""
+        pod = reserved.pod
+        binding = self.profiles[pod.scheduler_name].binding
+        status, waits = binding.run_permit(reserved.state, pod, reserved.node)
         if not (status.is_success or waits):
-            binding.run_unreserve(state, assumed, node)
-            self.cluster.forget(pod.uid)
-            self.end_batch(pod.scheduler_name)
-            failure = _not_permitted(pod, node, status)
-            self.failures.not_placed(info, failure, elapsed, state, post_filter=False)
+            self.release(reserved)
+            self._not_reserved(info, Reserved(pod, reserved.node, reserved.state, status), elapsed)
             return
-        if waits:  # not a batch's last success until allowed: the batch state ends here
+        if waits and not in_group:
             self.end_batch(pod.scheduler_name)
         self.metrics.observe_attempt(Result.SCHEDULED, pod.scheduler_name, elapsed)
+        outcome = decision.outcome
+        assert isinstance(outcome, ScheduleResult)
         request = BindRequest(
             info=info,
-            pod=assumed,
-            node=node,
+            pod=pod,
+            node=reserved.node,
             profile=pod.scheduler_name,
             cycle=cycle,
             started=self.clock.now(),
-            state=state,
+            state=reserved.state,
             path=decision.path,
             evaluated=outcome.evaluated,
             feasible=outcome.feasible,
         )
         self.binding.start(request, waits)
+
+    def _not_reserved(self, info: QueuedPodInfo, reserved: Reserved, elapsed: float) -> None:
+        """Rejected at Reserve or Permit: kube reports it on the one node tried, without
+        PostFilter, and the batch state that chose the node ends."""
+        self.end_batch(info.pod.scheduler_name)
+        failure = not_permitted(info.pod, reserved.node, reserved.status)
+        self.failures.not_placed(info, failure, elapsed, reserved.state, post_filter=False)
 
     def end_batch(self, profile: str) -> None:
         """Drop ``profile``'s batch state (its next pod takes a full pass)."""
@@ -361,7 +438,7 @@ class Scheduler:
             batch.invalidate()
 
 
-def _not_permitted(pod: Pod, node: str, status: st.Status) -> FitError | SchedulingError:
+def not_permitted(pod: Pod, node: str, status: st.Status) -> FitError | SchedulingError:
     """A failure at Reserve or Permit as kube reports it: a rejection is a FitError on the
     one node tried (``0/1 nodes are available: …``), anything else a scheduling error."""
     if status.is_rejected:

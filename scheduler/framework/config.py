@@ -35,6 +35,7 @@ from scheduler.framework.config_values import (
     as_mapping,
     check_known,
 )
+from scheduler.framework.feature_gates import GENERIC_WORKLOAD, FeatureGates
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
@@ -72,8 +73,10 @@ EXTENSION_POINTS = (
     "permit",
     "preBind",
     "postBind",
+    "podGroupPostFilter",
 )
-"""Points that can be configured one by one besides ``multiPoint``."""
+"""Points that can be configured one by one besides ``multiPoint`` (podGroupPostFilter: kube
+v1.37's workload-aware preemption, run for a pod group that does not fit)."""
 
 DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0),
@@ -94,7 +97,16 @@ DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = (
     ("ImageLocality", 1),
 )
 """kube-scheduler's default profile (v1.35), minus plugins we do not implement, in its
-multiPoint order and with its score weights (DefaultPreemption runs at postFilter only)."""
+multiPoint order and with its score weights (DefaultPreemption runs at postFilter and, for
+pod groups, podGroupPostFilter)."""
+
+GANG_SCHEDULING = "GangScheduling"
+GATED_PLUGINS: tuple[tuple[str, str, int], ...] = ((GENERIC_WORKLOAD, GANG_SCHEDULING, 0),)
+"""(gate, plugin, weight): kube's applyFeatureGates appends these to the default profile
+when their gate is on (default_plugins.go)."""
+
+IN_TREE = frozenset([*(name for name, _ in DEFAULT_PLUGINS), GANG_SCHEDULING])
+"""The in-tree plugins a configuration may name (enabled by default or by a gate)."""
 
 BUILT_IN = frozenset({"PrioritySort", "DefaultBinder"})
 """kube plugins whose job our queue and binder do: naming them is accepted and changes nothing."""
@@ -138,8 +150,20 @@ class SchedulerConfig:
     delay_cache_until_active: bool = False
 
 
-def default_config(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> SchedulerConfig:
-    return load_config({}, default_scheduler_name=scheduler_name)
+def default_config(
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME, *, gates: FeatureGates | None = None
+) -> SchedulerConfig:
+    return load_config({}, default_scheduler_name=scheduler_name, gates=gates)
+
+
+def default_plugins(gates: FeatureGates | None = None) -> tuple[tuple[str, int], ...]:
+    """The default profile's plugins and weights under ``gates`` (kube's applyFeatureGates)."""
+    gated = tuple(
+        (name, weight)
+        for gate, name, weight in GATED_PLUGINS
+        if gates is not None and gates.enabled(gate)
+    )
+    return DEFAULT_PLUGINS + gated
 
 
 def load_config(
@@ -147,11 +171,13 @@ def load_config(
     *,
     default_scheduler_name: str = DEFAULT_SCHEDULER_NAME,
     plugin_names: Collection[str] = (),
+    gates: FeatureGates | None = None,
 ) -> SchedulerConfig:
     """Validate a parsed configuration document (an empty one means all defaults).
 
     ``plugin_names``: out-of-tree plugins registered besides the in-tree ones (app's
-    plugin_loading); they are accepted wherever an in-tree name is, enabled by none."""
+    plugin_loading); they are accepted wherever an in-tree name is, enabled by none.
+    ``gates``: the feature gates, which add plugins to the default profile."""
     top = as_mapping(doc if doc is not None else {}, "")
     check_known(
         top,
@@ -198,8 +224,9 @@ def load_config(
             "does what an extender does (docs/plugins.md)",
         )
     raw_profiles = top.get("profiles") or [{}]
+    defaults = default_plugins(gates)
     profiles = tuple(
-        _profile(p, f"profiles[{i}]", default_scheduler_name, frozenset(plugin_names))
+        _profile(p, f"profiles[{i}]", default_scheduler_name, frozenset(plugin_names), defaults)
         for i, p in enumerate(as_list(raw_profiles, "profiles"))
     )
     names = [p.scheduler_name for p in profiles]
@@ -228,7 +255,11 @@ def load_config(
 
 
 def _profile(
-    raw: object, path: str, default_name: str, extra: frozenset[str] = frozenset()
+    raw: object,
+    path: str,
+    default_name: str,
+    extra: frozenset[str] = frozenset(),
+    defaults: tuple[tuple[str, int], ...] = DEFAULT_PLUGINS,
 ) -> ProfileConfig:
     doc = as_mapping(raw, path)
     check_known(doc, path, {"schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore"})
@@ -239,7 +270,7 @@ def _profile(
     if percentage is not None:
         percentage = as_int(percentage, f"{path}.percentageOfNodesToScore", 0, 100)
     ignored: list[str] = []
-    plugins = _plugins(doc.get("plugins"), f"{path}.plugins", extra, ignored)
+    plugins = _plugins(doc.get("plugins"), f"{path}.plugins", extra, ignored, defaults)
     args: dict[str, PluginArgs] = {}
     enabled = {p.name for p in plugins}
     for i, entry in enumerate(as_list(doc.get("pluginConfig") or [], f"{path}.pluginConfig")):
@@ -248,9 +279,7 @@ def _profile(
         check_known(item, where, {"name", "args"})
         plugin = item.get("name")
         if not isinstance(plugin, str) or (
-            plugin not in {n for n, _ in DEFAULT_PLUGINS}
-            and plugin not in extra
-            and plugin not in WITHOUT_EFFECT
+            plugin not in IN_TREE and plugin not in extra and plugin not in WITHOUT_EFFECT
         ):
             raise ConfigError(f"{where}.name", f"unknown plugin {plugin!r}")
         if plugin in args:
@@ -263,7 +292,11 @@ def _profile(
 
 
 def _plugins(
-    raw: object, path: str, extra: frozenset[str] = frozenset(), ignored: list[str] | None = None
+    raw: object,
+    path: str,
+    extra: frozenset[str] = frozenset(),
+    ignored: list[str] | None = None,
+    defaults: tuple[tuple[str, int], ...] = DEFAULT_PLUGINS,
 ) -> tuple[PluginSpec, ...]:
     """kube's plugin set merge: defaults, then multiPoint disabled/enabled, then per-point;
     enabled names of ``WITHOUT_EFFECT`` go to ``ignored``."""
@@ -277,22 +310,15 @@ def _plugins(
             *EXTENSION_POINTS,
             "queueSort",
             "bind",
-            # kube v1.37's workload points: kube-scheduler writes them empty.
+            # kube v1.37's placement points (TopologyAwareWorkloadScheduling, alpha).
             "placementGenerate",
             "placementScore",
-            "podGroupPostFilter",
         },
     )
-    order: list[str] = [name for name, _ in DEFAULT_PLUGINS]
-    weights = dict(DEFAULT_PLUGINS)
+    order: list[str] = [name for name, _ in defaults]
+    weights = dict(defaults)
     disabled_points: dict[str, set[str]] = {}
-    for point in (
-        "queueSort",
-        "bind",
-        "placementGenerate",
-        "placementScore",
-        "podGroupPostFilter",
-    ):
+    for point in ("queueSort", "bind", "placementGenerate", "placementScore"):
         if point in doc:
             for name, _, where in _entries(doc[point], f"{path}.{point}", "enabled"):
                 if name not in BUILT_IN:
@@ -340,7 +366,7 @@ def _plugins(
 
 def _check_enabled(name: str, where: str, extra: frozenset[str] = frozenset()) -> None:
     known = BUILT_IN.union(WITHOUT_EFFECT, extra)
-    if name not in known and name not in dict(DEFAULT_PLUGINS):
+    if name not in known and name not in IN_TREE:
         raise ConfigError(where, f"unknown plugin {name!r}")
 
 

@@ -241,6 +241,16 @@ class PostFilterPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class PlacementFeasiblePlugin(Plugin, Protocol):
+    """kube's PlacementFeasible (GangScheduling): asked by the group cycle before the first
+    member and after each whether the group's minimum can still be reached."""
+
+    def placement_feasible(self, min_count: int, scheduled: int, remaining: int) -> Status:
+        """Unschedulable: it cannot (the cycle stops); Wait: not yet reached; Success."""
+        ...
+
+
+@runtime_checkable
 class SignPlugin(Plugin, Protocol):
     def sign_pod(self, pod: Pod) -> Hashable | None: ...
 

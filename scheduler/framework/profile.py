@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 from scheduler.framework import nominated as nominated_pods
 from scheduler.framework import status as st
 from scheduler.framework.binding_points import BindingPoints
-from scheduler.framework.config import ConfigError, PluginSpec, ProfileConfig
+from scheduler.framework.config import GANG_SCHEDULING, ConfigError, PluginSpec, ProfileConfig
 from scheduler.framework.diagnosis import Diagnosis, FitError, SchedulingError
 from scheduler.framework.feasible import Selector, find_feasible
 from scheduler.framework.interfaces import (
@@ -38,6 +38,7 @@ from scheduler.framework.interfaces import (
     FilterPrecheck,
     NominatedPods,
     NormalizeScorePlugin,
+    PlacementFeasiblePlugin,
     Plugin,
     PluginArgs,
     PostFilterPlugin,
@@ -105,6 +106,8 @@ class Profile:
         self.score_plugins: list[WeightedScore] = []
         self.sign_plugins: list[SignPlugin] = []
         self.post_filter_plugins: list[PostFilterPlugin] = []
+        self.placement_feasible: PlacementFeasiblePlugin | None = None
+        """GangScheduling, when enabled: kube runs the plugin of that name, not a point."""
         self.binding = BindingPoints(self.timing)
         """PreEnqueue, Reserve, Permit, PreBind and PostBind, and the pods waiting at Permit."""
         self.nominator: NominatedPods | None = None
@@ -149,6 +152,8 @@ class Profile:
             self.sign_plugins.append(plugin)
         if isinstance(plugin, PostFilterPlugin) and "postFilter" not in off:
             self.post_filter_plugins.append(plugin)
+        if plugin.name == GANG_SCHEDULING and isinstance(plugin, PlacementFeasiblePlugin):
+            self.placement_feasible = plugin
         self.binding.register(plugin, off)
 
     @property

@@ -151,6 +151,36 @@ class Metrics:
             registry=r,
         )
 
+        # --- kube-scheduler: pod groups (GenericWorkload) ---------------------------
+        self.podgroup_schedule_attempts = Counter(
+            "scheduler_podgroup_schedule_attempts_total",
+            "Number of attempts to schedule pod group, by the result. 'unschedulable' means a "
+            "pod group could not be scheduled, while 'error' means an internal scheduler "
+            "problem.",
+            ["result", "profile"],
+            registry=r,
+        )
+        self.podgroup_attempt_duration = Histogram(
+            "scheduler_podgroup_scheduling_attempt_duration_seconds",
+            "Pod group scheduling attempt latency in seconds",
+            ["result", "profile"],
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
+        self.podgroup_algorithm_duration = Histogram(
+            "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+            "Pod group scheduling algorithm latency in seconds",
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
+        self.workload_preemption_attempts = Counter(
+            "scheduler_workload_preemption_attempts_total",
+            "Total preemption attempts initiated by workload (including pod groups) in the "
+            "cluster till now.",
+            ["result"],
+            registry=r,
+        )
+
         # process_* (CPU, RSS, open files, start time), as every kube component exposes.
         ProcessCollector(registry=r)
 

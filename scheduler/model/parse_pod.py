@@ -387,7 +387,19 @@ def pod_from_raw(raw: Mapping[str, object]) -> Pod:
         start_time=_timestamp(r, status.get("startTime"), "status.startTime"),
         preempted=_preempted(r, status.get("conditions")),
         volumes=pod_volumes_from_raw(r, spec.get("volumes"), name),
+        scheduling_group=_scheduling_group(r, spec.get("schedulingGroup")),
     )
+
+
+def _scheduling_group(r: Reader, value: object) -> str:
+    """``spec.schedulingGroup.podGroupName`` (kube: required when the group is given)."""
+    group = r.optional_mapping(value, "spec.schedulingGroup")
+    if group is None:
+        return ""
+    name = r.string(group.get("podGroupName"), "spec.schedulingGroup.podGroupName")
+    if not name:
+        raise r.error("spec.schedulingGroup.podGroupName", "must specify one of: `podGroupName`")
+    return name
 
 
 def pod_with_status(

@@ -95,6 +95,9 @@ class Pod:
     ``PreemptionByScheduler``: a scheduler chose the pod as a preemption victim."""
     volumes: tuple[PodVolume, ...] = ()
     """``spec.volumes`` as the volume plugins read them (claims, inline disks, signature)."""
+    scheduling_group: str = ""
+    """``spec.schedulingGroup.podGroupName``: the PodGroup of the pod's namespace it belongs
+    to (kube's GenericWorkload; ``model.pod_groups.group_of``); empty for none."""
     template_id: int = field(default=0, compare=False)
     """Non-zero for a pod the watch built from a pod template parsed before
     (``kube.intake.templates``): pods of one id are equal but for their identity (key,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from scheduler.plugins import names
 from scheduler.plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from scheduler.plugins.default_preemption import DefaultPreemption
+from scheduler.plugins.gang_scheduling import GangScheduling
 from scheduler.plugins.image_locality import ImageLocality
 from scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from scheduler.plugins.node_affinity import NodeAffinity
@@ -48,4 +49,5 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.DEFAULT_PREEMPTION: DefaultPreemption,
         names.NODE_RESOURCES_BALANCED_ALLOCATION: NodeResourcesBalancedAllocation,
         names.IMAGE_LOCALITY: ImageLocality,
+        names.GANG_SCHEDULING: GangScheduling,
     }

@@ -30,6 +30,7 @@ NODE_VOLUME_LIMITS: Final = "NodeVolumeLimits"
 VOLUME_BINDING: Final = "VolumeBinding"
 VOLUME_ZONE: Final = "VolumeZone"
 SCHEDULING_GATES: Final = "SchedulingGates"
+GANG_SCHEDULING: Final = "GangScheduling"
 
 IN_TREE: Final = (
     SCHEDULING_GATES,
@@ -50,3 +51,6 @@ IN_TREE: Final = (
     IMAGE_LOCALITY,
 )
 """The scheduling plugins we implement, in kube's default-profile order."""
+
+GATED: Final = (GANG_SCHEDULING,)
+"""In-tree plugins a feature gate adds to the default profile (GenericWorkload)."""

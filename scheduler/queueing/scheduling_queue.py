@@ -1,41 +1,48 @@
-"""SchedulingQueue: pending pods of ours in three pools, popped in groups of one signature.
+"""SchedulingQueue: pending pods of ours, and pod groups, in three pools; pods popped in runs
+of one signature, groups whole.
 
-- active: ordered by priority (higher first), then by the time the pod entered the pool
+- active: ordered by priority (higher first), then by the time the entity entered the pool
   (kube's PrioritySort);
-- backoff: pods whose last attempt erred or whose bind failed, each until its backoff
-  (``initial * 2^(attempts-1)``, capped at ``max``) expires;
-- unschedulable: pods no node fits; a cluster event that may help them moves them back, and
-  so does staying longer than ``max_unschedulable_seconds``. Which event may help which pod
-  is ``wakes`` (``framework.wakes``): the events the plugins that rejected it declared.
+- backoff: entities whose last attempt erred, was rejected (groups) or whose bind failed,
+  each until its backoff (``initial * 2^(attempts-1)``, capped at ``max``; a group's cap
+  grows with the square root of its size, as kube's) expires;
+- unschedulable: pods no node fits, and groups a PreEnqueue plugin holds back (gated); a
+  cluster event that may help such a pod moves it back, and so does staying longer than
+  ``max_unschedulable_seconds``. Which event may help which pod is ``wakes``
+  (``framework.wakes``): the events the plugins that rejected it declared.
 
-Runs (KEP-5598 in a queue): ``pop_group`` pops the head and returns it as a :class:`Run`;
+Runs (KEP-5598 in a queue): ``pop`` pops the head; a pod comes as a :class:`Run`, and
 iterating the run pops each next pod only when it asks for it, and only while the head of
 the active pool has the run's priority and signature (up to ``max_group`` pods). A pod that
 arrives meanwhile with a higher priority is the head at the next step, so it ends the run
 and is popped next, exactly as kube's one-pod ``Pop`` would: runs never change the order
 (and so never the decisions), they only let the loop count same-signature stretches.
 
+Pod groups (the GenericWorkload gate; ``group_of`` is set): a pod of a group is never
+queued alone but joins its group's entity, which waits in the same pools
+(queueing/pools.py) and is popped whole, as a :class:`QueuedPodGroupInfo`, for one group
+cycle; queueing/group_queue.py (``groups``) keeps them.
+
 Held back (kube's PreEnqueue): ``hold``, when set, is asked each time a pod would enter
 the active pool; True sends it to the unschedulable pool instead (a pod whose preemption
-is still evicting, cycle/schedule_one.py). ``activate`` moves it back once that ends.
+is still evicting, cycle/failure.py). ``activate`` moves it back once that ends.
 
 Nominations (``queueing.nominator``): the queue owns the Nominator; a pod that leaves the
 queue for good (``delete``: deleted, bound elsewhere, gated) loses its nomination too.
 
-Everything but ``pop_group`` is synchronous and await-free.
+Everything but ``pop`` is synchronous and await-free.
 """
 
 from __future__ import annotations
 
-import asyncio
-import heapq
-import itertools
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from scheduler.framework import events, wakes
+from scheduler.queueing.group_queue import GroupQueue
 from scheduler.queueing.nominator import Nominator
+from scheduler.queueing.pools import Pools
+from scheduler.queueing.queued_group import QueuedPodGroupInfo
+from scheduler.queueing.queued_pod import Pool, QueuedPodInfo
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -44,34 +51,9 @@ if TYPE_CHECKING:
     from scheduler.clock import Clock
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
+    from scheduler.model.pod_groups import GroupKey
 
 DEFAULT_MAX_UNSCHEDULABLE_SECONDS = 300.0
-
-
-class Pool(StrEnum):
-    ACTIVE = "active"
-    BACKOFF = "backoff"
-    UNSCHEDULABLE = "unschedulable"
-
-
-@dataclass(slots=True)
-class QueuedPodInfo:
-    pod: Pod
-    signature: Signature | None
-    refused_by: str = ""
-    """Why the pod has no signature (a plugin name or a pod-level rule)."""
-    timestamp: float = 0.0
-    """When it last entered the active pool (queue order)."""
-    initial_attempt: float | None = None
-    """When it was first popped (scheduling SLI starts at the first attempt)."""
-    attempts: int = 0
-    seq: int = 0
-    pool: Pool = Pool.ACTIVE
-    unschedulable_plugins: frozenset[str] = frozenset()
-    """The plugins that rejected it in its last attempt (they choose the events that wake it)."""
-    failed_at: float = 0.0
-    """When its last attempt failed: backoff runs from there (kube's podInfo.Timestamp)."""
-    pool_since: float = 0.0
 
 
 class SchedulingQueue:
@@ -89,17 +71,19 @@ class SchedulingQueue:
         self.max_backoff = max_backoff
         self.max_unschedulable_seconds = max_unschedulable_seconds
         self.max_group = max_group
+        self.pools = Pools()
         self._pods: dict[Uid, QueuedPodInfo] = {}
-        self._heap: list[tuple[int, float, int, Uid]] = []
-        self._backoff: list[tuple[float, int, Uid]] = []
         self._counts = dict.fromkeys(Pool, 0)
+        """Pods per pool (group members are the groups' count)."""
         self._gated: set[Uid] = set()
         """Pending pods held back by scheduling gates (kube's SchedulingGates PreEnqueue):
         not queued, only counted (scheduler_pending_pods{queue="gated"})."""
         self._in_flight: set[Uid] = set()
         self._unschedulable: dict[Uid, QueuedPodInfo] = {}
-        self._seq = itertools.count()
-        self._ready = asyncio.Event()
+        self.groups = GroupQueue(
+            self.pools, clock=clock, initial_backoff=initial_backoff, max_backoff=max_backoff
+        )
+        """Pod groups: entities, members aside, groups in flight."""
         self.nominator = Nominator()
         """Pods nominated to nodes (by preemption, or by ``status.nominatedNodeName``)."""
         self.hold: Callable[[Pod], bool] | None = None
@@ -107,22 +91,26 @@ class SchedulingQueue:
         self.wakes: wakes.WakeTable = wakes.EVERY_EVENT
         """Which event may help which rejected pod; the Scheduler sets it from its profiles'
         plugins (``wakes.wake_table``). The default wakes every pod on every event."""
+        self.group_of: Callable[[Pod], GroupKey | None] | None = None
+        """The group a pod belongs to (None: pods are never grouped, the gate is off)."""
 
     # -- sizes -------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._pods)
+        """Queued pods and group members (not those in flight)."""
+        return len(self._pods) + self.groups.count()
 
     def __contains__(self, uid: object) -> bool:
-        return uid in self._pods
+        return uid in self._pods or uid in self.groups.member_of
 
     def pending(self) -> dict[Pool, int]:
-        """Pods per pool (scheduler_pending_pods)."""
-        return dict(self._counts)
+        """Pods per pool, members of groups not gated included (scheduler_pending_pods)."""
+        in_groups = self.groups.by_pool()
+        return {pool: count + in_groups[pool] for pool, count in self._counts.items()}
 
     def gated(self) -> int:
-        """Pods kept out by scheduling gates (see :meth:`gate`)."""
-        return len(self._gated)
+        """Pods kept out by scheduling gates, and members of gated groups."""
+        return len(self._gated) + self.groups.gated()
 
     def gate(self, uid: Uid) -> None:
         """The pod has scheduling gates: out of every pool, counted as gated until it is
@@ -140,11 +128,12 @@ class SchedulingQueue:
         return counts
 
     def get(self, uid: Uid) -> QueuedPodInfo | None:
-        return self._pods.get(uid)
+        info = self._pods.get(uid)
+        return info if info is not None else self.groups.get(uid)
 
     def queued(self) -> list[QueuedPodInfo]:
-        """Every queued pod, in no particular order (in-flight pods are not queued)."""
-        return list(self._pods.values())
+        """Every queued pod and group member, in no order (in-flight ones are not queued)."""
+        return [*self._pods.values(), *self.groups.queued()]
 
     @property
     def in_flight(self) -> int:
@@ -153,8 +142,13 @@ class SchedulingQueue:
     # -- producers (watch events) ------------------------------------------------------
 
     def add(self, pod: Pod, signature: Signature | None, refused_by: str = "") -> None:
-        """A new pending pod, or one that changed: it (re)enters the active pool."""
+        """A new pending pod, or one that changed: it (re)enters the active pool, or its
+        group's entity."""
         self._gated.discard(pod.uid)
+        key = self.group_of(pod) if self.group_of is not None else None
+        if key is not None:
+            self.groups.add(key, pod, signature, refused_by)
+            return
         now = self.clock.now()
         info = self._pods.get(pod.uid)
         if info is None:
@@ -171,7 +165,7 @@ class SchedulingQueue:
         copy where the old one is, same place and pool (kube's ``isPodUpdated`` false).
         False when it is not queued. The caller decides "nothing changed"; priority, which
         orders the active pool, must be among what it compares."""
-        info = self._pods.get(pod.uid)
+        info = self.get(pod.uid)
         if info is None:
             return False
         info.pod = pod
@@ -192,85 +186,123 @@ class SchedulingQueue:
         info = self._pods.get(uid)
         if info is not None:
             self._leave(info)
+        else:
+            self.groups.delete(uid)
+
+    def pod_group_added(self, key: GroupKey) -> None:
+        """The PodGroup of ``key`` appeared or changed (group_queue.py)."""
+        self.groups.pod_group_added(key)
+
+    def pod_group_deleted(self, key: GroupKey) -> None:
+        """The PodGroup of ``key`` is gone (group_queue.py)."""
+        self.groups.pod_group_deleted(key)
+
+    def group_changed(self, key: GroupKey) -> None:
+        """One of GangScheduling's events concerns the group (group_queue.py)."""
+        self.groups.changed(key)
 
     # -- consumer (the scheduling loop) -------------------------------------------------
 
-    async def pop_group(self) -> Run:
-        """Wait for a pod, then return the run it heads."""
+    async def pop(self) -> Run | QueuedPodGroupInfo:
+        """Wait for the head, then return it: the run a pod heads, or a whole group."""
         while True:
-            run = self.try_pop_group()
-            if run is not None:
-                return run
-            self._ready.clear()
-            await self._ready.wait()
+            popped = self.try_pop()
+            if popped is not None:
+                return popped
+            self.pools.ready.clear()
+            await self.pools.ready.wait()
 
-    def try_pop_group(self) -> Run | None:
-        """The run headed by the head of the active pool (popped), or None when it is empty."""
-        head = self._pop_head()
-        return None if head is None else Run(self, head)
+    def try_pop(self) -> Run | QueuedPodGroupInfo | None:
+        """The head of the active pool, popped (as a run, or a group), or None when empty."""
+        head = self.pools.peek(self._entity)
+        if head is None:
+            return None
+        self.pools.drop_head()
+        if isinstance(head, QueuedPodGroupInfo):
+            self.groups.take(head)
+            self._in_flight.update(head.members)
+            return head
+        assert isinstance(head, QueuedPodInfo)
+        self._take(head)
+        return Run(self, head)
 
     def pop_following(self, signature: Signature, priority: int) -> QueuedPodInfo | None:
-        """Pop the head if it continues a run of ``signature`` at ``priority``."""
-        following = self._peek_head()
+        """Pop the head if it is a pod that continues a run of ``signature`` at ``priority``."""
+        following = self.pools.peek(self._entity)
         if (
-            following is None
+            not isinstance(following, QueuedPodInfo)
             or following.signature != signature
             or following.pod.priority != priority
         ):
             return None
-        heapq.heappop(self._heap)
+        self.pools.drop_head()
         self._take(following)
         return following
 
     def done(self, uid: Uid) -> None:
         """The pod's cycle is over (bound, or put back by one of the requeue calls)."""
         self._in_flight.discard(uid)
+        self.groups.placed(uid)
 
     def requeue_unschedulable(self, info: QueuedPodInfo, plugins: frozenset[str]) -> None:
-        """No node fits: wait for a cluster event that may help, or the flush interval."""
-        self._in_flight.discard(info.pod.uid)
-        if info.pod.uid in self._pods:
-            return  # updated meanwhile: the newer version is queued already
+        """No node fits: wait for a cluster event that may help, or the flush interval. A
+        member of a group goes back to its group instead."""
         info.unschedulable_plugins = plugins
+        self._in_flight.discard(info.pod.uid)
+        if self.groups.requeue(info) or info.pod.uid in self._pods:
+            return  # a member, or updated meanwhile: the newer version is queued already
         info.failed_at = self.clock.now()
         self._enter(info, Pool.UNSCHEDULABLE, info.failed_at)
 
     def requeue_backoff(self, info: QueuedPodInfo) -> None:
-        """An error or a failed bind: retry after the pod's backoff."""
+        """An error or a failed bind: retry after the pod's backoff (a member: with its
+        group)."""
         self._in_flight.discard(info.pod.uid)
-        if info.pod.uid in self._pods:
+        if self.groups.requeue(info) or info.pod.uid in self._pods:
             return
         now = info.failed_at = self.clock.now()
         self._to_backoff_or_active(info, now)
+
+    def put_back_group(self, group: QueuedPodGroupInfo) -> None:
+        """A popped group that was not tried (leadership lost) goes back as it was."""
+        self._in_flight.difference_update(group.members)
+        self.groups.put_back(group)
+
+    def attempted_group(self, group: QueuedPodGroupInfo, *, placed: bool, error: bool) -> None:
+        """The group's cycle is over (kube's AddAttemptedPodGroupIfNeeded: group_queue.py)."""
+        self.groups.attempted(group, placed=placed, error=error)
 
     # -- cluster events and timers -----------------------------------------------------
 
     def on_cluster_event(self, event: events.ClusterEvent) -> int:
         """Move unschedulable pods that ``event`` may help; returns how many moved."""
-        wakes = self.wakes
+        wake = self.wakes
         now = self.clock.now()
         moved = 0
         for info in list(self._unschedulable.values()):
-            if wakes.worth_requeuing(event, info.unschedulable_plugins):
+            if wake.worth_requeuing(event, info.unschedulable_plugins):
                 self._leave(info)
                 self._to_backoff_or_active(info, now)
                 moved += 1
         return moved
 
     def flush(self) -> None:
-        """Move pods whose backoff expired, and pods unschedulable for too long."""
+        """Move entities whose backoff expired and pods unschedulable for too long; check
+        groups gated for too long again."""
         now = self.clock.now()
-        while self._backoff and self._backoff[0][0] <= now:
-            _, seq, uid = heapq.heappop(self._backoff)
-            info = self._pods.get(uid)
-            if info is not None and info.seq == seq and info.pool is Pool.BACKOFF:
-                self._leave(info)
-                self._enter_active(info, now)
+        for entity in list(self.pools.expired(now, self._entity)):
+            if isinstance(entity, QueuedPodGroupInfo):
+                self.groups.backed_off(entity)
+            else:
+                assert isinstance(entity, QueuedPodInfo)
+                self._leave(entity)
+                self._enter_active(entity, now)
         limit = now - self.max_unschedulable_seconds
         stale = [i for i in self._unschedulable.values() if i.pool_since <= limit]
         for info in stale:
             self._leave(info)
             self._to_backoff_or_active(info, now)
+        self.groups.flush_gated(limit)
 
     def activate(self, uid: Uid) -> bool:
         """Move an unschedulable pod to the active pool now (kube's Activate); True if
@@ -289,11 +321,16 @@ class SchedulingQueue:
 
     # -- internals ---------------------------------------------------------------------
 
+    def _entity(self, key: str) -> QueuedPodInfo | QueuedPodGroupInfo | None:
+        """A pod by uid, or a group by key (a group key holds a "/", a uid never does)."""
+        pod = self._pods.get(cast("Uid", key))
+        return pod if pod is not None else self.groups.entities.get(cast("GroupKey", key))
+
     def _to_backoff_or_active(self, info: QueuedPodInfo, now: float) -> None:
         until = info.failed_at + self.backoff_duration(info.attempts) if info.attempts else now
         if until > now:
             self._enter(info, Pool.BACKOFF, now)
-            heapq.heappush(self._backoff, (until, info.seq, info.pod.uid))
+            self.pools.push_backoff(until, info.seq, info.pod.uid)
         else:
             self._enter_active(info, now)
 
@@ -303,12 +340,10 @@ class SchedulingQueue:
             return
         info.timestamp = now
         self._enter(info, Pool.ACTIVE, now)
-        pod = info.pod
-        heapq.heappush(self._heap, (-pod.priority, now, info.seq, pod.uid))
-        self._ready.set()
+        self.pools.push_active(info.pod.priority, now, info.seq, info.pod.uid)
 
     def _enter(self, info: QueuedPodInfo, pool: Pool, now: float) -> None:
-        info.seq = next(self._seq)
+        info.seq = self.pools.next_seq()
         info.pool = pool
         info.pool_since = now
         uid = info.pod.uid
@@ -331,27 +366,6 @@ class SchedulingQueue:
         info.attempts += 1
         if info.initial_attempt is None:
             info.initial_attempt = self.clock.now()
-
-    def _peek_head(self) -> QueuedPodInfo | None:
-        """The valid head of the active heap, dropping stale entries on the way."""
-        heap = self._heap
-        while heap:
-            _, _, seq, uid = heap[0]
-            info = self._pods.get(uid)
-            if info is not None and info.seq == seq and info.pool is Pool.ACTIVE:
-                return info
-            heapq.heappop(heap)
-        return None
-
-    def _pop_head(self) -> QueuedPodInfo | None:
-        heap = self._heap
-        while heap:
-            _, _, seq, uid = heapq.heappop(heap)
-            info = self._pods.get(uid)
-            if info is not None and info.seq == seq and info.pool is Pool.ACTIVE:
-                self._take(info)
-                return info
-        return None
 
 
 class Run:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from scheduler.cycle.ports import BindRequest, BindResult
 from scheduler.model.parse_pod import pod_from_raw
-from scheduler.queueing.scheduling_queue import QueuedPodInfo
+from scheduler.queueing.queued_pod import QueuedPodInfo
 from scheduler.sim.errors import ApiError as SimApiError
 from tests.builders import make_pod
 

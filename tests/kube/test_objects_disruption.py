@@ -9,7 +9,7 @@ from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.kube.controller.kinds import Kind
 from scheduler.kube.controller.objects import ObjectEvents
 from scheduler.model.parse import pod_from_raw
-from scheduler.queueing.scheduling_queue import Pool
+from scheduler.queueing.queued_pod import Pool
 from tests.builders import make_pod
 from tests.harness import scheduler_for
 
@@ -31,7 +31,7 @@ def budget(version: str, allowed: int) -> Raw:
 
 def _unschedulable(scheduler: Scheduler, name: str, plugin: str) -> None:
     scheduler.queue.add(pod_from_raw(make_pod(name)), None)
-    group = scheduler.queue.try_pop_group()
+    group = scheduler.queue.try_pop()
     assert group is not None
     (info,) = group
     scheduler.queue.requeue_unschedulable(info, frozenset({plugin}))

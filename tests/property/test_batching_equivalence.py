@@ -61,7 +61,7 @@ def _run(
         scheduler.enqueue(pod_from_raw(raw))
     placed: dict[str, str | None] = {}
     for raw in raws:
-        run = scheduler.queue.try_pop_group()
+        run = scheduler.queue.try_pop()
         assert run is not None
         info = next(iter(run))  # one pod at a time, so the best totals are computed first
         assert info.pod.name == raw["metadata"]["name"]

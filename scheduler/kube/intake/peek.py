@@ -128,6 +128,7 @@ class _PodSpec(msgspec.Struct):
     topologySpreadConstraints: msgspec.Raw = NONE
     resourceClaims: msgspec.Raw = NONE
     volumes: msgspec.Raw = NONE
+    schedulingGroup: msgspec.Raw = NONE
 
 
 class _PodStatus(msgspec.Struct):
@@ -364,6 +365,7 @@ def pod_peek(pod: Pod) -> PodPeek:
         spec.topologySpreadConstraints,
         spec.resourceClaims,
         spec.volumes,
+        spec.schedulingGroup,
     )
     labels = bytes(meta.labels)
     core = hash(SEPARATOR.join((*parts[:_LABELS], *parts[_LABELS + 1 :])))

@@ -83,7 +83,7 @@ def test_a_bound_pod_observes_its_attempts() -> None:
     scheduler, _, _ = scheduler_for([make_node("n1")])
     handlers = EventHandlers(scheduler)
     handlers.on_pod(pod_from_raw(make_pod("a", cpu="100m")))
-    run = scheduler.queue.try_pop_group()
+    run = scheduler.queue.try_pop()
     assert run is not None
     for info in run:
         scheduler.schedule_one(info)
@@ -98,7 +98,7 @@ def _bind_all(sample: float, count: int = 6) -> tuple[dict[str, float], list[str
     handlers = EventHandlers(scheduler)
     for i in range(count):
         handlers.on_pod(pod_from_raw(make_pod(f"p{i}", cpu="100m")))
-    while (run := scheduler.queue.try_pop_group()) is not None:
+    while (run := scheduler.queue.try_pop()) is not None:
         for info in run:
             scheduler.schedule_one(info)
     metrics = scheduler.metrics

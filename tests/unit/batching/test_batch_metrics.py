@@ -132,7 +132,7 @@ def test_rescore_prescore_error_is_counted_and_timed() -> None:
 
     profile.run_pre_score = failing  # type: ignore[method-assign]
     scheduler.enqueue(pod_from_raw(make_pod("b", cpu="100m")))
-    run = scheduler.queue.try_pop_group()
+    run = scheduler.queue.try_pop()
     assert run is not None
     for info in run:
         scheduler.schedule_one(info)

@@ -13,7 +13,7 @@ from scheduler.framework import status as st
 from scheduler.model.parse import pod_from_raw
 from scheduler.model.parse_volumes import pv_from_raw, pvc_from_raw, storage_class_from_raw
 from scheduler.plugins.volume_binding import VOLUME_BINDER
-from scheduler.queueing.scheduling_queue import Pool
+from scheduler.queueing.queued_pod import Pool
 from tests.builders import make_node, make_pod
 from tests.harness import scheduler_for
 from tests.volume_builders import claim_volume, make_pv, make_pvc, make_storage_class
@@ -69,7 +69,7 @@ def test_pre_bind_hands_reserves_plan_to_the_port_and_the_pod_is_bound() -> None
     port = Port(st.SUCCESS)
     _provide(scheduler, port)
     scheduler.enqueue(pod)
-    info = scheduler.queue.try_pop_group()
+    info = scheduler.queue.try_pop()
     assert info is not None
     for queued in info:
         scheduler.schedule_one(queued)
@@ -82,7 +82,7 @@ def test_a_pre_bind_failure_unreserves_and_retries_with_kubes_message() -> None:
     scheduler, reporter, pod = _with_a_claim()
     _provide(scheduler, Port(st.error("disk on fire")))
     scheduler.enqueue(pod)
-    for group in iter(scheduler.queue.try_pop_group, None):
+    for group in iter(scheduler.queue.try_pop, None):
         for queued in group:
             scheduler.schedule_one(queued)
     assert reporter.bound == []
@@ -100,7 +100,7 @@ async def test_an_awaitable_pre_bind_is_awaited_off_the_cycle() -> None:
     scheduler, reporter, pod = _with_a_claim()
     _provide(scheduler, Port(st.SUCCESS, later=True))
     scheduler.enqueue(pod)
-    for group in iter(scheduler.queue.try_pop_group, None):
+    for group in iter(scheduler.queue.try_pop, None):
         for queued in group:
             scheduler.schedule_one(queued)
     assert reporter.bound == []  # its PreBind is still being awaited
@@ -114,7 +114,7 @@ async def test_draining_gives_up_a_pre_bind_in_flight() -> None:
     scheduler, reporter, pod = _with_a_claim()
     _provide(scheduler, Port(st.SUCCESS, later=True))
     scheduler.enqueue(pod)
-    for group in iter(scheduler.queue.try_pop_group, None):
+    for group in iter(scheduler.queue.try_pop, None):
         for queued in group:
             scheduler.schedule_one(queued)
     await scheduler.binding.drain()

@@ -58,7 +58,7 @@ def test_one_decision_crosses_no_more_modules_than_before() -> None:
     first, second = (pod_from_raw(make_pod(f"web-{i}", cpu="100m")) for i in range(2))
     scheduler.enqueue(first)
     scheduler.enqueue(second)
-    run = scheduler.queue.try_pop_group()
+    run = scheduler.queue.try_pop()
     assert run is not None
     infos = iter(run)
     head = next(infos)

@@ -12,7 +12,7 @@ from scheduler.framework.events import ClusterEvent
 from scheduler.model.parse import node_from_raw, pod_from_raw, service_from_raw
 from scheduler.model.parse_disruption import pdb_from_raw
 from scheduler.model.parse_volumes import storage_class_from_raw
-from scheduler.queueing.scheduling_queue import Pool
+from scheduler.queueing.queued_pod import Pool
 from tests.builders import make_node, make_pod
 from tests.harness import scheduler_for
 
@@ -47,7 +47,7 @@ def _pod(name: str, version: str = "1", **kw: Any) -> Pod:
 def _park_unschedulable(scheduler: Scheduler, name: str, plugin: str) -> None:
     """A queued pod that was tried and rejected by ``plugin``."""
     scheduler.queue.add(_pod(name), None)
-    run = scheduler.queue.try_pop_group()
+    run = scheduler.queue.try_pop()
     assert run is not None
     (info,) = run
     scheduler.queue.requeue_unschedulable(info, frozenset({plugin}))

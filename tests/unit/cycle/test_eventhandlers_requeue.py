@@ -19,7 +19,7 @@ from scheduler.cycle.eventhandlers import EventHandlers, assigned_pod_update_eve
 from scheduler.framework.events import ClusterEvent
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from scheduler.plugins import names
-from scheduler.queueing.scheduling_queue import Pool
+from scheduler.queueing.queued_pod import Pool
 from tests.builders import make_node, make_pod, taint
 from tests.harness import drain, scheduler_for
 

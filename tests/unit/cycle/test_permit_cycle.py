@@ -20,7 +20,7 @@ from scheduler.cycle.schedule_one import BatchingSettings
 from scheduler.framework.config import SchedulerConfig, load_config
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from scheduler.plugins import in_tree_registry
-from scheduler.queueing.scheduling_queue import Pool
+from scheduler.queueing.queued_pod import Pool
 from tests.builders import make_node, make_pod
 from tests.example_plugins import ensure_installed
 from tests.harness import RecordingReporter

@@ -16,7 +16,7 @@ from scheduler.framework.events import ClusterEvent
 from scheduler.metrics.registry import Metrics
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from scheduler.model.pod import Pod
-from scheduler.queueing.scheduling_queue import Pool
+from scheduler.queueing.queued_pod import Pool
 from tests.builders import make_node, make_pod
 from tests.harness import RecordingReporter, drain, scheduler_for
 from tests.scheduler_process import SCHEDULER

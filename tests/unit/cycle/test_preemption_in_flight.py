@@ -19,7 +19,7 @@ from scheduler.framework.events import ClusterEvent
 from scheduler.model.keys import Uid
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from scheduler.model.pod import Pod
-from scheduler.queueing.scheduling_queue import Pool
+from scheduler.queueing.queued_pod import Pool
 from tests.builders import make_node, make_pod
 from tests.harness import RecordingReporter, drain
 
@@ -145,7 +145,7 @@ def test_lower_nominated_pods_lose_the_nomination_in_their_queued_copy() -> None
     earlier = _pod("earlier", 2, nominated="n1")
     scheduler.enqueue(earlier)
     scheduler.enqueue(_pod("high", 100))
-    run = scheduler.queue.try_pop_group()
+    run = scheduler.queue.try_pop()
     assert run is not None
     for info in run:
         assert info.pod.key == "default/high"

@@ -17,6 +17,32 @@ Use = Callable[[metrics.Metrics], None]
 # (family name as parsed, type, label names, one use of the collector)
 COLLECTORS: list[tuple[str, str, set[str], Use]] = [
     (
+        "scheduler_podgroup_schedule_attempts",
+        "counter",
+        {"result", "profile"},
+        lambda m: m.podgroup_schedule_attempts.labels(result="scheduled", profile="p").inc(),
+    ),
+    (
+        "scheduler_podgroup_scheduling_attempt_duration_seconds",
+        "histogram",
+        {"result", "profile"},
+        lambda m: m.podgroup_attempt_duration.labels(result="unschedulable", profile="p").observe(
+            0.01
+        ),
+    ),
+    (
+        "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+        "histogram",
+        set(),
+        lambda m: m.podgroup_algorithm_duration.observe(0.01),
+    ),
+    (
+        "scheduler_workload_preemption_attempts",
+        "counter",
+        {"result"},
+        lambda m: m.workload_preemption_attempts.labels(result="Unschedulable").inc(),
+    ),
+    (
         "scheduler_schedule_attempts",
         "counter",
         {"result", "profile"},

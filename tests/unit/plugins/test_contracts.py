@@ -38,7 +38,7 @@ def test_registered_name_is_the_plugins_own(name: str) -> None:
     """The registry key is the plugin's name, byte for byte kube-scheduler's."""
     plugin = REGISTRY[name]({}, _profile())
     assert plugin.name == name
-    assert name in names.IN_TREE
+    assert name in names.IN_TREE + names.GATED
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
@@ -50,7 +50,7 @@ def test_filtering_or_scoring_plugins_sign(name: str) -> None:
     if isinstance(plugin, FilterPlugin | ScorePlugin):
         assert isinstance(plugin, SignPlugin)
     elif isinstance(plugin, PreEnqueuePlugin):
-        assert name == names.SCHEDULING_GATES
+        assert name in (names.SCHEDULING_GATES, names.GANG_SCHEDULING)
     else:
         assert isinstance(plugin, PostFilterPlugin)
         assert name == names.DEFAULT_PREEMPTION
@@ -60,6 +60,7 @@ def test_default_profile_spells_the_names_of_names_py() -> None:
     """framework.config sits below plugins and spells the default profile itself: it must be
     names.IN_TREE, in the same order."""
     assert tuple(name for name, _ in config.DEFAULT_PLUGINS) == names.IN_TREE
+    assert tuple(name for _, name, _ in config.GATED_PLUGINS) == names.GATED
     assert names.PRIORITY_SORT in config.BUILT_IN
 
 

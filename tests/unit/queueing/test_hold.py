@@ -5,7 +5,8 @@ from __future__ import annotations
 from scheduler.clock import FakeClock
 from scheduler.framework.events import ClusterEvent
 from scheduler.model.parse import pod_from_raw
-from scheduler.queueing.scheduling_queue import Pool, SchedulingQueue
+from scheduler.queueing.queued_pod import Pool
+from scheduler.queueing.scheduling_queue import SchedulingQueue
 from tests.builders import make_pod
 
 
@@ -18,18 +19,18 @@ def test_held_pod_stays_unschedulable_until_activated() -> None:
     held = {pod.uid}
     queue.hold = lambda p: p.uid in held
     queue.add(pod, None)
-    assert queue.try_pop_group() is None
+    assert queue.try_pop() is None
     queue.on_cluster_event(ClusterEvent.NODE_ADD)
     clock.advance(1000)
     queue.flush()
-    assert queue.try_pop_group() is None
+    assert queue.try_pop() is None
     info = queue.get(pod.uid)
     assert info is not None
     assert info.pool is Pool.UNSCHEDULABLE
     assert not queue.activate(pod.uid)  # still held
     held.clear()
     assert queue.activate(pod.uid)
-    run = queue.try_pop_group()
+    run = queue.try_pop()
     assert run is not None
     assert [i.pod.uid for i in run] == [pod.uid]
 

@@ -11,7 +11,8 @@ from scheduler.framework import wakes
 from scheduler.framework.events import ClusterEvent
 from scheduler.model.parse import pod_from_raw
 from scheduler.model.pod import Pod
-from scheduler.queueing.scheduling_queue import QueuedPodInfo, SchedulingQueue
+from scheduler.queueing.queued_pod import QueuedPodInfo
+from scheduler.queueing.scheduling_queue import SchedulingQueue
 from tests.builders import make_pod
 
 
@@ -30,12 +31,12 @@ WAKES = wakes.WakeTable(
 
 
 def _groups(queue: SchedulingQueue) -> list[list[QueuedPodInfo]]:
-    return [list(group) for group in iter(queue.try_pop_group, None)]
+    return [list(group) for group in iter(queue.try_pop, None)]
 
 
 def _keys(queue: SchedulingQueue) -> list[list[str]]:
     groups = []
-    while group := queue.try_pop_group():
+    while group := queue.try_pop():
         groups.append([info.pod.name for info in group])
     return groups
 
@@ -76,7 +77,7 @@ def test_higher_priority_arrival_is_popped_before_the_rest_of_a_run() -> None:
     for i in range(3):
         queue.add(_pod(f"p{i}"), b"A")
         clock.advance(1)
-    run = queue.try_pop_group()
+    run = queue.try_pop()
     assert run is not None
     pods = iter(run)
     assert next(pods).pod.name == "p0"
@@ -94,7 +95,7 @@ def test_equal_priority_arrival_waits_for_the_run() -> None:
     for i in range(2):
         queue.add(_pod(f"p{i}"), b"A")
         clock.advance(1)
-    run = queue.try_pop_group()
+    run = queue.try_pop()
     assert run is not None
     names = []
     for info in run:
@@ -110,7 +111,7 @@ def test_attempts_are_counted_when_a_pod_is_popped() -> None:
     queue = SchedulingQueue(clock=clock)
     queue.add(_pod("p0"), b"A")
     queue.add(_pod("p1"), b"A")
-    run = queue.try_pop_group()
+    run = queue.try_pop()
     assert run is not None
     pods = iter(run)
     next(pods)
@@ -127,7 +128,7 @@ def test_group_size_is_bounded() -> None:
     queue = SchedulingQueue(clock=FakeClock(), max_group=2)
     for i in range(5):
         queue.add(_pod(f"p{i}"), b"A")
-    assert [len(list(g)) for g in iter(queue.try_pop_group, None)] == [2, 2, 1]
+    assert [len(list(g)) for g in iter(queue.try_pop, None)] == [2, 2, 1]
 
 
 def test_backoff_doubles_to_the_cap_and_expires() -> None:
@@ -136,15 +137,15 @@ def test_backoff_doubles_to_the_cap_and_expires() -> None:
     queue = SchedulingQueue(clock=clock, initial_backoff=1, max_backoff=4)
     assert [queue.backoff_duration(n) for n in (1, 2, 3, 4)] == [1, 2, 4, 4]
     queue.add(_pod("p"), None)
-    (info,) = queue.try_pop_group()
+    (info,) = queue.try_pop()
     queue.requeue_backoff(info)
     assert queue.pending()["backoff"] == 1
     clock.advance(0.5)
     queue.flush()
-    assert queue.try_pop_group() is None
+    assert queue.try_pop() is None
     clock.advance(0.6)
     queue.flush()
-    assert [i.pod.name for i in queue.try_pop_group()] == ["p"]
+    assert [i.pod.name for i in queue.try_pop()] == ["p"]
 
 
 def test_unschedulable_pods_wait_for_a_helpful_event() -> None:
@@ -153,12 +154,12 @@ def test_unschedulable_pods_wait_for_a_helpful_event() -> None:
     queue = SchedulingQueue(clock=clock, initial_backoff=1)
     queue.wakes = WAKES
     queue.add(_pod("p"), None)
-    (info,) = queue.try_pop_group()
+    (info,) = queue.try_pop()
     queue.requeue_unschedulable(info, frozenset({"Fit"}))
     assert queue.on_cluster_event(ClusterEvent.ASSIGNED_POD_ADD) == 0
     clock.advance(2)  # past its backoff
     assert queue.on_cluster_event(ClusterEvent.NODE_ADD) == 1
-    assert [i.pod.name for i in queue.try_pop_group()] == ["p"]
+    assert [i.pod.name for i in queue.try_pop()] == ["p"]
 
 
 @pytest.mark.parametrize(
@@ -178,7 +179,7 @@ def test_an_event_wakes_the_pods_it_may_help(rejected_by: set[str], moved: int) 
     queue = SchedulingQueue(clock=FakeClock())
     queue.wakes = WAKES
     queue.add(_pod("p"), None)
-    (info,) = queue.try_pop_group()
+    (info,) = queue.try_pop()
     queue.requeue_unschedulable(info, frozenset(rejected_by))
     assert queue.on_cluster_event(ClusterEvent.ASSIGNED_POD_ADD) == moved
     assert queue.pending()["unschedulable"] == 1 - moved
@@ -189,7 +190,7 @@ def test_by_default_every_event_wakes_every_pod(event: ClusterEvent) -> None:
     """Until the Scheduler sets its profiles' table, no event is ignored."""
     queue = SchedulingQueue(clock=FakeClock())
     queue.add(_pod("p"), None)
-    (info,) = queue.try_pop_group()
+    (info,) = queue.try_pop()
     queue.requeue_unschedulable(info, frozenset({"Deaf"}))
     assert queue.on_cluster_event(event) == 1
 
@@ -199,7 +200,7 @@ def test_unschedulable_pods_are_flushed_after_the_interval() -> None:
     clock = FakeClock()
     queue = SchedulingQueue(clock=clock, max_unschedulable_seconds=300)
     queue.add(_pod("p"), None)
-    (info,) = queue.try_pop_group()
+    (info,) = queue.try_pop()
     queue.requeue_unschedulable(info, frozenset({"NodeResourcesFit"}))
     clock.advance(299)
     queue.flush()
@@ -217,7 +218,7 @@ def test_update_and_delete_while_queued() -> None:
     newer = pod_from_raw(make_pod("p", labels={"v": "2"}))
     queue.add(newer, None)
     queue.delete(_pod("q").uid)
-    groups = list(iter(queue.try_pop_group, None))
+    groups = list(iter(queue.try_pop, None))
     assert [[i.pod.labels.get("v") for i in g] for g in groups] == [["2"]]
     assert len(queue) == 0
 
@@ -228,7 +229,7 @@ def test_refresh_keeps_place_and_pool() -> None:
     clock = FakeClock()
     queue = SchedulingQueue(clock=clock)
     queue.add(_pod("stuck"), None)
-    (info,) = queue.try_pop_group()
+    (info,) = queue.try_pop()
     queue.requeue_unschedulable(info, frozenset({"Fit"}))
     for name in ("first", "second"):
         queue.add(_pod(name), None)
@@ -249,7 +250,7 @@ def test_refresh_keeps_place_and_pool() -> None:
 async def test_pop_group_waits_for_a_pod() -> None:
     """pop_group blocks until a pod is added."""
     queue = SchedulingQueue(clock=FakeClock())
-    waiter = asyncio.create_task(queue.pop_group())
+    waiter = asyncio.create_task(queue.pop())
     await asyncio.sleep(0)
     assert not waiter.done()
     queue.add(_pod("p"), None)
