@@ -12,6 +12,7 @@ from scheduler.batching.signature import BatchingMode
 from scheduler.cache.cluster_state import ClusterState
 from scheduler.clock import FakeClock
 from scheduler.cycle.eventhandlers import EventHandlers
+from scheduler.cycle.ports import Preemptor
 from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
 from scheduler.framework.config import SchedulerConfig, default_config, load_config
 from scheduler.framework.feature_gates import FeatureGates
@@ -100,6 +101,7 @@ def scheduler_for(
     fast_rescore: bool = True,
     verify_ratio: float = 0.0,
     gates: FeatureGates | None = None,
+    preemptor: Preemptor | None = None,
 ) -> tuple[Scheduler, LocalBinder, RecordingReporter]:
     """A scheduler over ``node_raws`` with an in-memory binder; batching options left out
     keep BatchingSettings' defaults."""
@@ -120,6 +122,7 @@ def scheduler_for(
         seed=seed,
         gates=gates,
         group_reporter=reporter,
+        preemptor=preemptor,
     )
     binder.scheduler = scheduler
     handlers = EventHandlers(scheduler)  # the watch's way in

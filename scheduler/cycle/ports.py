@@ -76,6 +76,18 @@ class Preemptor(Protocol):
         ...
 
 
+@runtime_checkable
+class GroupPreemptor(Protocol):
+    """A Preemptor that carries out workload-aware preemption as kube does: victims are
+    evicted for the PodGroup (their events say ``Preempted by podgroup <uid> on node
+    cluster``) and each member is nominated to its node. Without it, the cycle hands each
+    member the victims on its node through ``Preemptor.preempt``."""
+
+    def preempt_group(
+        self, pod_group: PodGroup, victims: Sequence[Pod], nominations: Sequence[tuple[Pod, str]]
+    ) -> None: ...
+
+
 PreemptionFinished = Callable[["Uid", bool], None]
 """Called on the event loop when a preemption stops running: preemptor uid, success."""
 

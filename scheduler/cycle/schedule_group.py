@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from scheduler import logs
+from scheduler.cycle.group_preemption import PREFIX, Preemption, preempt_for_group
+from scheduler.cycle.ports import GroupPreemptor
 from scheduler.framework import status as st
 from scheduler.framework.diagnosis import FitError, SchedulingError
 from scheduler.framework.results import ScheduleResult
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from scheduler.cycle.ports import GroupReporter, Reporter
     from scheduler.framework.profile import Profile
     from scheduler.metrics.registry import Metrics
+    from scheduler.model.pod import Pod
     from scheduler.model.pod_groups import PodGroup
     from scheduler.queueing.queued_group import QueuedPodGroupInfo
     from scheduler.queueing.queued_pod import QueuedPodInfo
@@ -147,17 +150,24 @@ class GroupCycle:
         self.metrics.podgroup_algorithm_duration.observe(time.perf_counter() - started)
         placed = status.is_success
         if not placed:
-            for member in reversed(tried):
-                if member.reserved is not None and member.reserved.status.is_success:
-                    self.pods.release(member.reserved)
-        self._submit(group, pod_group, tried, status, cycle)
-        result = (
-            "scheduled"
-            if placed
-            else "error"
-            if status.code is st.Code.ERROR
-            else ("unschedulable")
-        )
+            self._release(tried)
+        unplaced = status.message()  # what a member never tried is told (kube's clone)
+        preemption = None
+        if status.code is st.Code.UNSCHEDULABLE:
+            preemption = self._post_filter(pod_group, live, cycle)
+            if preemption.status.code is st.Code.ERROR:
+                status = preemption.status
+            else:
+                text = preemption.status.message()
+                status = st.Status(status.code, (*status.reasons, PREFIX + text if text else ""))
+        self._submit(group, pod_group, tried, status, cycle, unplaced, preemption)
+        waiting = preemption is not None and preemption.status.is_success
+        if placed:
+            result = "scheduled"
+        elif waiting:
+            result = "waiting_on_preemption"
+        else:
+            result = "error" if status.code is st.Code.ERROR else "unschedulable"
         profile = live[0].pod.scheduler_name
         self.metrics.podgroup_schedule_attempts.labels(result=result, profile=profile).inc()
         self.metrics.podgroup_attempt_duration.labels(result=result, profile=profile).observe(
@@ -207,6 +217,12 @@ class GroupCycle:
         if status.is_success and not any_placed:
             return members, _group_status(())
         return members, status
+
+    def _release(self, members: Sequence[_Member]) -> None:
+        """Undo every member assumed and reserved in this cycle, last first."""
+        for member in reversed(members):
+            if member.reserved is not None and member.reserved.status.is_success:
+                self.pods.release(member.reserved)
 
     def _try(self, member: _Member, cycle: int) -> st.Status:
         """Decide, assume and reserve one member; its verdict."""
@@ -312,9 +328,15 @@ class GroupCycle:
         members: Sequence[_Member],
         status: st.Status,
         cycle: int,
+        unplaced: str,
+        preemption: Preemption | None,
     ) -> None:
         error = status.code is st.Code.ERROR
         message = status.message()
+        waiting = preemption is not None and preemption.status.is_success
+        if waiting:
+            assert preemption is not None
+            self._nominate(pod_group, members, preemption)
         for member in members:
             info, own = member.info, member.status
             if error:
@@ -322,8 +344,8 @@ class GroupCycle:
                 failure = SchedulingError(info.pod.key, text)
                 self.failures.not_placed(info, failure, member.elapsed, _NO_STATE)
             elif own is None:
-                # Never tried: the group's status as it stood (kube's clone).
-                self.failures.group_member_rejected(info, message, member.elapsed)
+                # Never tried: the group's status as the algorithm left it (kube's clone).
+                self.failures.group_member_rejected(info, unplaced, member.elapsed)
             elif own.is_success and status.is_success:
                 assert member.decision is not None
                 assert member.reserved is not None
@@ -331,7 +353,7 @@ class GroupCycle:
                     info, member.reserved, member.decision, cycle, member.elapsed, in_group=True
                 )
             elif own.is_success:
-                text = f"{UNSCHEDULABLE_GROUP}, {message}" if message else UNSCHEDULABLE_GROUP
+                text = message if waiting else f"{UNSCHEDULABLE_GROUP}, {message}"
                 self.failures.group_member_rejected(info, text, member.elapsed)
             else:
                 self._member_failed(member)
@@ -341,6 +363,65 @@ class GroupCycle:
             self._condition(pod_group, "False", SCHEDULER_ERROR, message)
         else:
             self._condition(pod_group, "False", UNSCHEDULABLE, message)
+
+    # -- workload-aware preemption (DefaultPreemption's PodGroupPostFilter) ----------------
+
+    def _post_filter(
+        self, pod_group: PodGroup, live: Sequence[QueuedPodInfo], cycle: int
+    ) -> Preemption:
+        """kube's RunPodGroupPostFilterPlugins: DefaultPreemption's, unless the profile
+        disables it at podGroupPostFilter (then no reason at all, as kube's)."""
+        profile = self.profiles[live[0].pod.scheduler_name]
+        if not profile.workload_preemption:
+            return Preemption(st.unschedulable(""))
+        result = preempt_for_group(
+            pod_group,
+            live,
+            cluster=self.cluster,
+            profile=profile,
+            place=lambda: self._place(pod_group, live, cycle),
+            release=self.pods.release,
+        )
+        code = st.CODE_LABELS[result.status.code]
+        self.metrics.workload_preemption_attempts.labels(result=code).inc()
+        return result
+
+    def _nominate(
+        self, pod_group: PodGroup, members: Sequence[_Member], preemption: Preemption
+    ) -> None:
+        """Nominate each member the preemption placed to its node, here and in the API,
+        and evict the victims (kube's actuatePodGroupPreemption)."""
+        nominator = self.queue.nominator
+        nominated: list[tuple[Pod, str]] = []
+        for member in members:
+            node = preemption.nominations.get(member.info.pod.uid)
+            if not node:
+                continue
+            pod = nominator.add(member.info.pod, node)
+            self.queue.update_signature(member.info, pod, None, "NominatedNode")
+            nominated.append((pod, node))
+        if not preemption.victims or not nominated:
+            return
+        log.info(
+            "group_preempting",
+            group=pod_group.key,
+            victims=[victim.key for victim in preemption.victims],
+        )
+        preemptor = self.failures.preemptor
+        if isinstance(preemptor, GroupPreemptor):
+            preemptor.preempt_group(pod_group, preemption.victims, nominated)
+            return
+        # No group actuation: each victim is evicted once, by the first member nominated to
+        # its node (or the first member at all), and every member gets its nomination.
+        first_on: dict[str, Pod] = {}
+        for pod, node in nominated:
+            first_on.setdefault(node, pod)
+        victims: dict[str, list[Pod]] = {pod.uid: [] for pod, _ in nominated}
+        for victim in preemption.victims:
+            owner = first_on.get(victim.node_name, nominated[0][0])
+            victims[owner.uid].append(victim)
+        for pod, node in nominated:
+            preemptor.preempt(pod, node, victims[pod.uid])
 
     def _member_failed(self, member: _Member) -> None:
         """A member that did not fit: its own FitError (PostFilter does not run for group

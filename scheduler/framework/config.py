@@ -101,6 +101,7 @@ multiPoint order and with its score weights (DefaultPreemption runs at postFilte
 pod groups, podGroupPostFilter)."""
 
 GANG_SCHEDULING = "GangScheduling"
+DEFAULT_PREEMPTION = "DefaultPreemption"
 GATED_PLUGINS: tuple[tuple[str, str, int], ...] = ((GENERIC_WORKLOAD, GANG_SCHEDULING, 0),)
 """(gate, plugin, weight): kube's applyFeatureGates appends these to the default profile
 when their gate is on (default_plugins.go)."""

@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, TypeVar, cast
 from scheduler.framework import nominated as nominated_pods
 from scheduler.framework import status as st
 from scheduler.framework.binding_points import BindingPoints
-from scheduler.framework.config import GANG_SCHEDULING, ConfigError, PluginSpec, ProfileConfig
+from scheduler.framework.config import (
+    DEFAULT_PREEMPTION,
+    GANG_SCHEDULING,
+    ConfigError,
+    PluginSpec,
+    ProfileConfig,
+)
 from scheduler.framework.diagnosis import Diagnosis, FitError, SchedulingError
 from scheduler.framework.feasible import Selector, find_feasible
 from scheduler.framework.interfaces import (
@@ -108,6 +114,8 @@ class Profile:
         self.post_filter_plugins: list[PostFilterPlugin] = []
         self.placement_feasible: PlacementFeasiblePlugin | None = None
         """GangScheduling, when enabled: kube runs the plugin of that name, not a point."""
+        self.workload_preemption = False
+        """DefaultPreemption runs at podGroupPostFilter (workload-aware preemption)."""
         self.binding = BindingPoints(self.timing)
         """PreEnqueue, Reserve, Permit, PreBind and PostBind, and the pods waiting at Permit."""
         self.nominator: NominatedPods | None = None
@@ -154,6 +162,8 @@ class Profile:
             self.post_filter_plugins.append(plugin)
         if plugin.name == GANG_SCHEDULING and isinstance(plugin, PlacementFeasiblePlugin):
             self.placement_feasible = plugin
+        if plugin.name == DEFAULT_PREEMPTION and "podGroupPostFilter" not in off:
+            self.workload_preemption = True
         self.binding.register(plugin, off)
 
     @property

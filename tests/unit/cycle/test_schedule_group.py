@@ -5,6 +5,7 @@ event handlers."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from scheduler.clock import FakeClock
@@ -12,10 +13,29 @@ from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.framework.feature_gates import parse_feature_gates
 from scheduler.model.parse import node_from_raw, pod_from_raw
 from scheduler.model.parse_pod_groups import pod_group_from_raw
+from scheduler.model.pod import Pod
 from tests.builders import make_node, make_pod, make_pod_group
 from tests.harness import drain, scheduler_for
 
 GATES = parse_feature_gates("GenericWorkload=true")
+
+
+NO_VICTIMS = "pod group preemption: No preemption victims found for incoming preemptor"
+
+
+class Evictions:
+    """A Preemptor that records what it is asked to evict (the test deletes the pods)."""
+
+    def __init__(self) -> None:
+        self.victims: list[str] = []
+        self.nominated: dict[str, str] = {}
+
+    def preempt(self, pod: Pod, node: str, victims: Sequence[Pod]) -> None:
+        self.victims += [victim.name for victim in victims]
+        self.nominated[pod.name] = node
+
+    def clear_nominated_node(self, pods: Sequence[Pod]) -> None:
+        return None
 
 
 class Gangs:
@@ -23,10 +43,12 @@ class Gangs:
 
     def __init__(self, *, nodes: int = 1, cpu: str = "4") -> None:
         self.clock = FakeClock()
+        self.evictions = Evictions()
         self.scheduler, self.binder, self.reporter = scheduler_for(
             [make_node(f"node-{i}", cpu=cpu) for i in range(nodes)],
             gates=GATES,
             clock=self.clock,
+            preemptor=self.evictions,
         )
         self.events = EventHandlers(self.scheduler)
         self.placed: dict[str, str | None] = {}
@@ -45,9 +67,17 @@ class Gangs:
         raw = make_pod(name, cpu=cpu, pod_group=group, priority=100, **extra)
         self.events.on_pod(pod_from_raw(raw))
 
-    def bound(self, name: str, node: str = "node-0", *, cpu: str = "2") -> None:
-        raw = make_pod(name, cpu=cpu, node_name=node, priority=100, phase="Running")
+    def bound(
+        self, name: str, node: str = "node-0", *, cpu: str = "2", priority: int = 100
+    ) -> None:
+        raw = make_pod(name, cpu=cpu, node_name=node, priority=priority, phase="Running")
         self.events.on_pod(pod_from_raw(raw))
+
+    def evict(self) -> None:
+        """The API deletes what preemption evicted (a kubelet ends them at once)."""
+        for name in self.evictions.victims:
+            self.delete(name)
+        self.evictions.victims.clear()
 
     def delete(self, name: str) -> None:
         self.events.on_pod_deleted(f"uid-default-{name}")  # type: ignore[arg-type]
@@ -120,9 +150,10 @@ def test_a_gang_waits_for_its_pod_group_then_resources() -> None:
     assert gangs.scheduler.cluster.num_assumed == 0
     condition = gangs.reporter.group_conditions["podgroup/default/pg1"]
     assert (condition.status, condition.reason) == ("False", "Unschedulable")
-    assert condition.message.startswith("minCount (3) cannot be satisfied: 2 scheduled, ")
+    group_message = f"minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, {NO_VICTIMS}"
+    assert condition.message == group_message
     messages = gangs.reporter.unschedulable_messages
-    assert messages["default/p1"].startswith("pod group is unschedulable, minCount (3)")
+    assert messages["default/p1"] == f"pod group is unschedulable, {group_message}"
     assert messages["default/p3"] == "0/1 nodes are available: 1 Insufficient cpu."
     gangs.delete("blocker")
     gangs.run(seconds=20)
@@ -288,3 +319,46 @@ def test_nodes_of_a_placed_gang_are_its_members_alone() -> None:
     nodes = [gangs.on_node(f"p{i}") for i in range(1, 5)]
     assert sorted(n for n in nodes if n) == ["node-0", "node-0", "node-1", "node-1"]
     assert node_from_raw(make_node("node-0", cpu="2")).name == "node-0"
+
+
+def test_a_gang_preempts_lower_priority_pods_as_a_whole() -> None:
+    """Case 12: four priority-10 pods fill the node; a gang of three (four members,
+    priority 100) evicts them all and binds whole once they are gone."""
+    gangs = Gangs()
+    for i in range(1, 5):
+        gangs.bound(f"low-p{i}", cpu="1", priority=10)
+    gangs.group("pg1")
+    for i in range(1, 5):
+        gangs.pod(f"p{i}")
+    gangs.run()
+    assert gangs.scheduled() == set()
+    assert sorted(gangs.evictions.victims) == ["low-p1", "low-p2", "low-p3", "low-p4"]
+    condition = gangs.reporter.group_conditions["podgroup/default/pg1"]
+    assert condition.message.endswith(
+        "pod group preemption: found a placement for podgroup, preempting 4 victims"
+    )
+    assert gangs.scheduler.metrics.by_label(
+        gangs.scheduler.metrics.podgroup_schedule_attempts, "result"
+    ) == {"waiting_on_preemption": 1.0}
+    gangs.evict()
+    gangs.run(seconds=20)
+    assert len(gangs.scheduled()) == 4
+
+
+def test_a_gang_preempts_only_what_it_needs_least_important_first() -> None:
+    """Case 13: priority-5 and priority-10 pods fill the node; a gang of two at priority 50
+    evicts the two priority-5 ones (the more important ones are given back first)."""
+    gangs = Gangs()
+    for i in (1, 2):
+        gangs.bound(f"very-low-p{i}", cpu="1", priority=5)
+        gangs.bound(f"low-p{i}", cpu="1", priority=10)
+    gangs.group("mid-pg", min_count=2, priority=50)
+    for i in (1, 2):
+        raw = make_pod(f"mid-p{i}", cpu="1", pod_group="mid-pg", priority=50)
+        gangs.events.on_pod(pod_from_raw(raw))
+    gangs.run()
+    assert sorted(gangs.evictions.victims) == ["very-low-p1", "very-low-p2"]
+    gangs.evict()
+    gangs.run(seconds=20)
+    assert gangs.scheduled() == {"default/mid-p1", "default/mid-p2"}
+    assert gangs.on_node("low-p1") == "node-0"
