@@ -84,6 +84,8 @@ class PodCycles(Protocol):
 
     def release(self, reserved: Reserved) -> None: ...
 
+    def end_batch(self, profile: str) -> None: ...
+
     def permit_and_bind(
         self,
         info: QueuedPodInfo,
@@ -219,10 +221,13 @@ class GroupCycle:
         return members, status
 
     def _release(self, members: Sequence[_Member]) -> None:
-        """Undo every member assumed and reserved in this cycle, last first."""
+        """Undo every member assumed and reserved in this cycle, last first. The batch state
+        ranked the nodes with them assumed: it ends (as after a failed bind)."""
         for member in reversed(members):
             if member.reserved is not None and member.reserved.status.is_success:
                 self.pods.release(member.reserved)
+        if members:
+            self.pods.end_batch(members[0].info.pod.scheduler_name)
 
     def _try(self, member: _Member, cycle: int) -> st.Status:
         """Decide, assume and reserve one member; its verdict."""
@@ -382,6 +387,8 @@ class GroupCycle:
             place=lambda: self._place(pod_group, live, cycle),
             release=self.pods.release,
         )
+        # The dry run ranked nodes without the victims: no batch state may outlive it.
+        self.pods.end_batch(profile.scheduler_name)
         code = st.CODE_LABELS[result.status.code]
         self.metrics.workload_preemption_attempts.labels(result=code).inc()
         return result
