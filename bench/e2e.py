@@ -79,7 +79,7 @@ from bench.measure import (
 )
 from bench.scenarios import CEILING_SCENARIOS, SCENARIOS, ZONES, object_path
 from bench.stats import percentile, rounded
-from controlplane.launcher import free_port
+from controlplane.processes import free_port
 from scheduler.sim.process import SimProcess
 from scheduler.sim.workload import ZONE_LABEL
 

@@ -48,7 +48,8 @@ from bench import parity_cases
 from bench.configs import CONFIGS
 from bench.parity_compare import compare, table
 from bench.parity_harness import SCHEDULER_NAME, Harness
-from controlplane.launcher import ControlPlane, ControlPlaneError, missing_binaries
+from controlplane.launcher import ControlPlane, ControlPlaneError
+from controlplane.processes import missing_binaries
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -31,7 +31,7 @@ import yaml
 
 from bench import parity_cases
 from bench.configs import scheduler_config
-from controlplane.launcher import free_port
+from controlplane.processes import free_port
 
 if TYPE_CHECKING:
     from bench.parity_cases import Case

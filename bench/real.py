@@ -66,7 +66,8 @@ from bench.real_kubelet import SimulatedKubelet
 from bench.real_report import markdown, plot
 from bench.scenarios import SCENARIOS, SCHEDULER_NAME, ZONES, object_path
 from bench.stats import percentile, rounded
-from controlplane.launcher import ControlPlane, free_port
+from controlplane.launcher import ControlPlane
+from controlplane.processes import free_port
 from scheduler.sim import workload
 
 if TYPE_CHECKING:

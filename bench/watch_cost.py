@@ -34,7 +34,7 @@ import aiohttp
 from bench.burst import BIND_CONCURRENCY, CREATE_CONCURRENCY, PODS_PATH, create_timed
 from bench.measure import wait_ready
 from bench.scenarios import SCENARIOS
-from controlplane.launcher import free_port
+from controlplane.processes import free_port
 from scheduler.sim.process import SimProcess
 
 if TYPE_CHECKING:

@@ -20,6 +20,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", type=Path, help="work folder (default: a new temporary one)")
     parser.add_argument("--no-controller-manager", action="store_true")
     parser.add_argument("--kube-scheduler", action="store_true")
+    parser.add_argument(
+        "--feature-gates",
+        default="",
+        help="kube feature gates for every component, e.g. GenericWorkload=true (PodGroups)",
+    )
     args = parser.parse_args(argv)
     started = time.monotonic()
     try:
@@ -27,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
             args.dir,
             controller_manager=not args.no_controller_manager,
             kube_scheduler=args.kube_scheduler,
+            feature_gates=args.feature_gates,
         )
     except ControlPlaneError as exc:
         print(f"make cluster: {exc}", file=sys.stderr)

@@ -29,14 +29,9 @@ covers a harness that never gets there. Process logs stay in ``workdir/logs``.
 from __future__ import annotations
 
 import atexit
-import base64
-import contextlib
 import json
 import os
-import re
 import shutil
-import signal
-import socket
 import ssl
 import subprocess
 import tempfile
@@ -50,14 +45,21 @@ from typing import TYPE_CHECKING, Any, Self
 import yaml
 
 from controlplane.pki import Pki, write_pki
+from controlplane.processes import (
+    BIN,
+    HERE,
+    Process,
+    b64,
+    free_port,
+    missing_binaries,
+    write_kubeconfig,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import TracebackType
 
-HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-BIN = HERE / "bin"
 MANIFESTS = REPO / "manifests"
 APPLIED_MANIFESTS = tuple(f"0{i}-" for i in range(7))
 """manifests/ files applied (by prefix): everything but the Deployment and its Service."""
@@ -68,102 +70,27 @@ DISABLED_CONTROLLERS = ("node-lifecycle-controller",)
 """No kubelets: node-lifecycle would taint every node not-ready and evict its pods."""
 
 
+RUNTIME_CONFIG = {"GenericWorkload": "scheduling.k8s.io/v1beta1=true"}
+"""API versions a gate needs served (kube v1.37.2 serves PodGroups only with both)."""
+
+
 class ControlPlaneError(RuntimeError):
     """The control plane could not be built or started; the message says what to do."""
 
 
-def pinned_versions() -> dict[str, str]:
-    """The versions go.mod pins: ``{"kubernetes": "v1.37.2", "etcd": "v3.7.0"}``."""
-    text = (HERE / "go.mod").read_text()
-    found = {
-        "kubernetes": re.search(r"^\s*k8s\.io/kubernetes (v\S+)", text, re.M),
-        "etcd": re.search(r"^\s*go\.etcd\.io/etcd/server/v3 (v\S+)", text, re.M),
+def gate_flags(feature_gates: str) -> list[str]:
+    """``--feature-gates`` (and the ``--runtime-config`` a gate needs) for every component;
+    empty for none."""
+    if not feature_gates:
+        return []
+    flags = [f"--feature-gates={feature_gates}"]
+    enabled = {
+        name.strip()
+        for name, _, value in (part.partition("=") for part in feature_gates.split(","))
+        if value.strip().lower() == "true"
     }
-    return {name: match.group(1) for name, match in found.items() if match}
-
-
-def missing_binaries() -> str | None:
-    """Why the pinned binaries are not ready to run (``None`` when they are)."""
-    versions = pinned_versions()
-    want = {
-        "etcd": versions["etcd"].lstrip("v"),
-        "kube-apiserver": versions["kubernetes"],
-        "kube-controller-manager": versions["kubernetes"],
-        "kube-scheduler": versions["kubernetes"],
-    }
-    for name, version in want.items():
-        path = BIN / name
-        if not path.exists():
-            return f"{path} is missing: run `make controlplane`"
-        try:
-            out = subprocess.run(
-                [str(path), "--version"], capture_output=True, text=True, timeout=30, check=False
-            ).stdout
-        except OSError as exc:
-            return f"{path} cannot run: {exc}"
-        if version not in out:
-            return f"{path} is not {version} ({out.strip()!r}): run `make controlplane`"
-    return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class _Process:
-    name: str
-    proc: subprocess.Popen[bytes]
-    log: Path
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def tail(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    def stop(self, timeout: float = 10.0) -> None:
-        if not self.alive():
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=timeout)
-
-
-def _b64(path: Path) -> str:
-    return base64.b64encode(path.read_bytes()).decode()
-
-
-def write_kubeconfig(
-    path: Path, server: str, ca: Path, user: str, credentials: dict[str, str]
-) -> Path:
-    """A one-context kubeconfig (credentials inline, so the file travels alone)."""
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "batch-scheduler-test",
-                "cluster": {"server": server, "certificate-authority-data": _b64(ca)},
-            }
-        ],
-        "users": [{"name": user, "user": credentials}],
-        "contexts": [{"name": user, "context": {"cluster": "batch-scheduler-test", "user": user}}],
-        "current-context": user,
-    }
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    path.chmod(0o600)
-    return path
+    runtime = [config for gate, config in RUNTIME_CONFIG.items() if gate in enabled]
+    return flags + ([f"--runtime-config={','.join(runtime)}"] if runtime else [])
 
 
 @dataclass
@@ -178,8 +105,10 @@ class ControlPlane:
     scheduler_kubeconfig: Path = field(init=False)
     kube_scheduler_metrics: str | None = None
     """``https://127.0.0.1:PORT`` of kube-scheduler's secure port, when it runs."""
-    processes: list[_Process] = field(default_factory=list)
+    processes: list[Process] = field(default_factory=list)
     owns_workdir: bool = False
+    feature_gates: str = ""
+    """The gates every component runs with (``make cluster --feature-gates``)."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -192,11 +121,14 @@ class ControlPlane:
         kube_scheduler: bool = False,
         kube_scheduler_args: Sequence[str] = (),
         apiserver_args: Sequence[str] = (),
+        feature_gates: str = "",
         timeout: float = 90.0,
     ) -> ControlPlane:
         """Start etcd and kube-apiserver (and the optional components), apply the manifests
-        and mint the scheduler's token. Raises :class:`ControlPlaneError` on failure, with
-        every process it started already stopped."""
+        and mint the scheduler's token. ``feature_gates`` (``GenericWorkload=true,...``)
+        goes to every component, with the ``--runtime-config`` a gate needs on the API
+        server. Raises :class:`ControlPlaneError` on failure, with every process it started
+        already stopped."""
         reason = missing_binaries()
         if reason:
             raise ControlPlaneError(reason)
@@ -219,9 +151,10 @@ class ControlPlane:
                 api_url,
                 pki.ca_cert,
                 "kubernetes-admin",
-                {"client-certificate-data": _b64(admin_cert), "client-key-data": _b64(admin_key)},
+                {"client-certificate-data": b64(admin_cert), "client-key-data": b64(admin_key)},
             ),
             owns_workdir=owns,
+            feature_gates=feature_gates,
         )
         atexit.register(cp.stop)
         try:
@@ -265,7 +198,7 @@ class ControlPlane:
         """Where the binaries are."""
         return BIN
 
-    def process(self, name: str) -> _Process:
+    def process(self, name: str) -> Process:
         """A running component by name (``etcd``, ``kube-apiserver``, …)."""
         for process in self.processes:
             if process.name == name:
@@ -274,7 +207,7 @@ class ControlPlane:
 
     # -- components ------------------------------------------------------------------------
 
-    def _spawn(self, name: str, args: Sequence[str]) -> _Process:
+    def _spawn(self, name: str, args: Sequence[str]) -> Process:
         log = self.workdir / "logs" / f"{name}.log"
         with log.open("ab") as out:
             proc = subprocess.Popen(
@@ -284,11 +217,11 @@ class ControlPlane:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        process = _Process(name, proc, log)
+        process = Process(name, proc, log)
         self.processes.append(process)
         return process
 
-    def _wait(self, process: _Process, ready: Any, what: str, timeout: float) -> None:
+    def _wait(self, process: Process, ready: Any, what: str, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while not ready():
             if not process.alive():
@@ -341,6 +274,7 @@ class ControlPlane:
                 "--service-cluster-ip-range=10.96.0.0/16",
                 f"--cert-dir={self.workdir / 'apiserver-certs'}",
                 "--v=1",
+                *gate_flags(self.feature_gates),
                 *extra,
             ],
         )
@@ -363,6 +297,7 @@ class ControlPlane:
                 "--leader-elect=false",
                 "--controllers=*," + ",".join(f"-{c}" for c in DISABLED_CONTROLLERS),
                 "--v=1",
+                *gate_flags(self.feature_gates)[:1],
             ],
         )
 
@@ -389,6 +324,7 @@ class ControlPlane:
                 f"--kubeconfig={kubeconfig}",
                 "--leader-elect=false",
                 *self.kube_scheduler_flags(port),
+                *gate_flags(self.feature_gates)[:1],
                 *extra,
             ],
         )
@@ -408,7 +344,7 @@ class ControlPlane:
             self.api_url,
             self.pki.ca_cert,
             user,
-            {"client-certificate-data": _b64(cert), "client-key-data": _b64(key)},
+            {"client-certificate-data": b64(cert), "client-key-data": b64(key)},
         )
 
     # -- API, as the admin -----------------------------------------------------------------

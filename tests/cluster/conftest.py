@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import kubernetes
 import pytest
 
-from controlplane.launcher import ControlPlane, missing_binaries
+from controlplane.launcher import ControlPlane
+from controlplane.processes import missing_binaries
 from scheduler.sim import workload
 from tests.cluster.conformance import backends, ns  # noqa: F401  (fixtures)
 from tests.scheduler_process import SchedulerProc

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from bench import profile_real, real
-from controlplane.launcher import missing_binaries
+from controlplane.processes import missing_binaries
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from bench import real
-from controlplane.launcher import missing_binaries
+from controlplane.processes import missing_binaries
 
 NODES = 20
 SCENARIOS = ("deployment", "zone-spread", "one-per-node")

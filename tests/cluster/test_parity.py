@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from bench import parity, parity_cases
-from controlplane.launcher import ControlPlane, missing_binaries
+from controlplane.launcher import ControlPlane
+from controlplane.processes import missing_binaries
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
