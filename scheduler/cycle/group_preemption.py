@@ -29,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from scheduler import logs
+from scheduler.cycle.ports import GroupPreemptor
 from scheduler.framework import status as st
 from scheduler.framework.preemption import start_time
 from scheduler.model.pod import PREEMPT_NEVER
@@ -38,11 +40,15 @@ if TYPE_CHECKING:
 
     from scheduler.cache.cluster_state import ClusterState
     from scheduler.cycle.decision import Reserved
+    from scheduler.cycle.ports import Preemptor
     from scheduler.framework.profile import Profile
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
     from scheduler.model.pod_groups import PodGroup
     from scheduler.queueing.queued_pod import QueuedPodInfo
+    from scheduler.queueing.scheduling_queue import SchedulingQueue
+
+log = logs.get_logger(__name__)
 
 PREFIX = "pod group preemption: "
 NO_VICTIMS = "No preemption victims found for incoming preemptor"
@@ -133,6 +139,48 @@ def preempt_for_group(
     nominations = {p.info.pod.uid: p.reserved.node for p in assignments if p.reserved is not None}
     message = f"found a placement for podgroup, preempting {len(victims)} victims"
     return Preemption(st.Status(st.Code.SUCCESS, (message,)), victims, nominations)
+
+
+def actuate(
+    pod_group: PodGroup,
+    members: Sequence[QueuedPodInfo],
+    preemption: Preemption,
+    *,
+    queue: SchedulingQueue,
+    preemptor: Preemptor,
+) -> None:
+    """Nominate each member the preemption placed to its node, here and in the API, and
+    evict the victims (kube's actuatePodGroupPreemption)."""
+    nominator = queue.nominator
+    nominated: list[tuple[Pod, str]] = []
+    for info in members:
+        node = preemption.nominations.get(info.pod.uid)
+        if not node:
+            continue
+        pod = nominator.add(info.pod, node)
+        queue.update_signature(info, pod, None, "NominatedNode")
+        nominated.append((pod, node))
+    if not preemption.victims or not nominated:
+        return
+    log.info(
+        "group_preempting",
+        group=pod_group.key,
+        victims=[victim.key for victim in preemption.victims],
+    )
+    if isinstance(preemptor, GroupPreemptor):
+        preemptor.preempt_group(pod_group, preemption.victims, nominated)
+        return
+    # No group actuation: each victim is evicted once, by the first member nominated to its
+    # node (or the first member at all), and every member gets its nomination.
+    first_on: dict[str, Pod] = {}
+    for pod, node in nominated:
+        first_on.setdefault(node, pod)
+    victims: dict[str, list[Pod]] = {pod.uid: [] for pod, _ in nominated}
+    for victim in preemption.victims:
+        owner = first_on.get(victim.node_name, nominated[0][0])
+        victims[owner.uid].append(victim)
+    for pod, node in nominated:
+        preemptor.preempt(pod, node, victims[pod.uid])
 
 
 def _ongoing(

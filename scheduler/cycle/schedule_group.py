@@ -37,13 +37,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from scheduler import logs
-from scheduler.cycle.group_preemption import PREFIX, Preemption, preempt_for_group
-from scheduler.cycle.ports import GroupPreemptor
+from scheduler.cycle.group_preemption import PREFIX, Preemption, actuate, preempt_for_group
 from scheduler.framework import status as st
 from scheduler.framework.diagnosis import FitError, SchedulingError
 from scheduler.framework.results import ScheduleResult
 from scheduler.model.pod import PREEMPT_LOWER_PRIORITY
-from scheduler.model.pod_groups import INITIALLY_SCHEDULED, GroupCondition
+from scheduler.model.pod_groups import INITIALLY_SCHEDULED, GroupApi, GroupCondition
+from scheduler.model.resources import Resources
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
     from scheduler.cycle.ports import GroupReporter, Reporter
     from scheduler.framework.profile import Profile
     from scheduler.metrics.registry import Metrics
-    from scheduler.model.pod import Pod
     from scheduler.model.pod_groups import PodGroup
     from scheduler.queueing.queued_group import QueuedPodGroupInfo
     from scheduler.queueing.queued_pod import QueuedPodInfo
@@ -201,6 +200,9 @@ class GroupCycle:
         status = self._feasible(profile, pod_group, scheduled, remaining)
         if status.code is st.Code.UNSCHEDULABLE:  # no member could make minCount: none tried
             return members, _group_status(status.reasons)
+        gap = self._resource_gap(pod_group)
+        if gap:  # Coscheduling's minResources: the cluster cannot hold the group at all
+            return members, _group_status((gap,))
         any_placed = False
         for member in members:
             verdict = self._try(member, cycle)
@@ -249,6 +251,34 @@ class GroupCycle:
         member.status = verdict
         return verdict
 
+    def _resource_gap(self, pod_group: PodGroup) -> str:
+        """Coscheduling's minResources check: what the cluster's free capacity (allocatable
+        less what its pods request, the group's own members left out) lacks; "" when
+        nothing is missing, or the group asks for no minimum."""
+        wanted = pod_group.min_resources
+        if wanted is None:
+            return ""
+        groups = self.cluster.pod_groups
+        free = Resources()
+        for info in self.cluster.snapshot.node_infos:
+            if info.node is None:
+                continue
+            free.add(info.node.allocatable)
+            for pod in info.pods.values():
+                if groups.key_of(pod) != pod_group.key:
+                    free.sub(pod.requests)
+        missing = [
+            f"{name} {amount - free.get(name)}"
+            for name, amount in (
+                ("cpu", wanted.milli_cpu),
+                ("memory", wanted.memory),
+                ("ephemeral-storage", wanted.ephemeral_storage),
+                *sorted(wanted.scalar.items()),
+            )
+            if amount > free.get(name)
+        ]
+        return f"resource gap: {', '.join(missing)}" if missing else ""
+
     def _feasible(
         self, profile: Profile, pod_group: PodGroup, scheduled: int, remaining: int
     ) -> st.Status:
@@ -279,7 +309,7 @@ class GroupCycle:
                     "all pods in a single pod group should have the same .spec.schedulerName "
                     f'set, got: "{pod.scheduler_name}" and "{baseline.scheduler_name}"'
                 )
-            if pod.priority != pod_group.priority:
+            if pod_group.api is GroupApi.KUBE and pod.priority != pod_group.priority:
                 return (
                     "all pods in a single pod group should have the same priority as the pod "
                     f"group's priority, got {pod.priority} and {pod_group.priority}"
@@ -341,7 +371,13 @@ class GroupCycle:
         waiting = preemption is not None and preemption.status.is_success
         if waiting:
             assert preemption is not None
-            self._nominate(pod_group, members, preemption)
+            actuate(
+                pod_group,
+                [member.info for member in members],
+                preemption,
+                queue=self.queue,
+                preemptor=self.failures.preemptor,
+            )
         for member in members:
             info, own = member.info, member.status
             if error:
@@ -393,43 +429,6 @@ class GroupCycle:
         self.metrics.workload_preemption_attempts.labels(result=code).inc()
         return result
 
-    def _nominate(
-        self, pod_group: PodGroup, members: Sequence[_Member], preemption: Preemption
-    ) -> None:
-        """Nominate each member the preemption placed to its node, here and in the API,
-        and evict the victims (kube's actuatePodGroupPreemption)."""
-        nominator = self.queue.nominator
-        nominated: list[tuple[Pod, str]] = []
-        for member in members:
-            node = preemption.nominations.get(member.info.pod.uid)
-            if not node:
-                continue
-            pod = nominator.add(member.info.pod, node)
-            self.queue.update_signature(member.info, pod, None, "NominatedNode")
-            nominated.append((pod, node))
-        if not preemption.victims or not nominated:
-            return
-        log.info(
-            "group_preempting",
-            group=pod_group.key,
-            victims=[victim.key for victim in preemption.victims],
-        )
-        preemptor = self.failures.preemptor
-        if isinstance(preemptor, GroupPreemptor):
-            preemptor.preempt_group(pod_group, preemption.victims, nominated)
-            return
-        # No group actuation: each victim is evicted once, by the first member nominated to
-        # its node (or the first member at all), and every member gets its nomination.
-        first_on: dict[str, Pod] = {}
-        for pod, node in nominated:
-            first_on.setdefault(node, pod)
-        victims: dict[str, list[Pod]] = {pod.uid: [] for pod, _ in nominated}
-        for victim in preemption.victims:
-            owner = first_on.get(victim.node_name, nominated[0][0])
-            victims[owner.uid].append(victim)
-        for pod, node in nominated:
-            preemptor.preempt(pod, node, victims[pod.uid])
-
     def _member_failed(self, member: _Member) -> None:
         """A member that did not fit: its own FitError (PostFilter does not run for group
         members, so no preemption clause), or its Reserve or Permit rejection."""
@@ -444,7 +443,10 @@ class GroupCycle:
 
     def _condition(self, pod_group: PodGroup, status: str, reason: str, message: str) -> None:
         """Write ``PodGroupInitiallyScheduled`` unless it would change nothing, or would take
-        a True back (kube: terminal once True)."""
+        a True back (kube: terminal once True). Coscheduling's PodGroups are left to its
+        own controller, which owns their status."""
+        if pod_group.api is not GroupApi.KUBE:
+            return
         old = pod_group.condition
         if old is not None and old.status == "True" and status != "True":
             return

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scheduler.model.pod_groups import GroupApi
 from scheduler.queueing.group_members import GroupMembers
 from scheduler.queueing.queued_group import QueuedPodGroupInfo
 from scheduler.queueing.queued_pod import Pool, QueuedPodInfo
@@ -277,6 +278,10 @@ class GroupQueue:
         pools = self.pools
         group.seq = pools.next_seq()
         group.pool_since = now
+        pod_group = self.pod_group(group.key)
+        if pod_group is not None and pod_group.api is GroupApi.COSCHEDULING:
+            # Coscheduling's PodGroup has no priority: its pods' order it (their priority).
+            group.priority = max(info.pod.priority for info in group.members.values())
         self.entities[group.key] = group
         group.gated_by = self.gate(group)
         if group.gated_by:

@@ -12,7 +12,7 @@ from scheduler.clock import FakeClock
 from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.framework.feature_gates import parse_feature_gates
 from scheduler.model.parse import node_from_raw, pod_from_raw
-from scheduler.model.parse_pod_groups import pod_group_from_raw
+from scheduler.model.parse_pod_groups import coscheduling_group_from_raw, pod_group_from_raw
 from scheduler.model.pod import Pod
 from tests.builders import make_node, make_pod, make_pod_group
 from tests.harness import drain, scheduler_for
@@ -362,3 +362,43 @@ def test_a_gang_preempts_only_what_it_needs_least_important_first() -> None:
     gangs.run(seconds=20)
     assert gangs.scheduled() == {"default/mid-p1", "default/mid-p2"}
     assert gangs.on_node("low-p1") == "node-0"
+
+
+def _coscheduling_group(name: str, min_member: int, min_resources: dict[str, str]) -> Any:
+    raw = {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-cos-{name}"},
+        "spec": {"minMember": min_member, "minResources": min_resources},
+    }
+    return coscheduling_group_from_raw(raw)
+
+
+def test_coscheduling_pod_groups_gang_their_labelled_pods() -> None:
+    """Coscheduling's PodGroup (scheduling.x-k8s.io) and its label make a gang of
+    minMember, placed whole."""
+    gangs = Gangs()
+    gangs.scheduler.cluster.pod_groups.coscheduling = True
+    gangs.events.on_object(_coscheduling_group("job", 3, {"cpu": "3"}), None)
+    labels = {"scheduling.x-k8s.io/pod-group": "job"}
+    for name in ("w1", "w2"):
+        gangs.pod(name, None, labels=labels)
+    assert gangs.run() == {}  # two of three: held back
+    gangs.pod("w3", None, labels=labels)
+    gangs.run()
+    assert gangs.scheduled() == {"default/w1", "default/w2", "default/w3"}
+
+
+def test_coscheduling_min_resources_the_cluster_lacks_rejects_the_group() -> None:
+    """minResources above the cluster's free capacity: no member is tried."""
+    gangs = Gangs()
+    gangs.scheduler.cluster.pod_groups.coscheduling = True
+    gangs.events.on_object(_coscheduling_group("job", 2, {"cpu": "6"}), None)
+    labels = {"scheduling.x-k8s.io/pod-group": "job"}
+    for name in ("w1", "w2"):
+        gangs.pod(name, None, labels=labels)
+    gangs.run()
+    assert gangs.scheduled() == set()
+    assert gangs.reporter.unschedulable_messages["default/w1"] == (
+        "pod group is unschedulable, resource gap: cpu 2000"
+    )
