@@ -2,7 +2,7 @@
 
 :class:`Controller` owns one event applier per cached kind (``pods``, ``nodes``, and
 ``objects`` for namespaces, services, controllers, storage and budgets: the table is
-``kinds.Kind``), the cache sync (``sync``), the typed informers of pods and nodes
+``kube.kinds.Kind``), the cache sync (``sync``), the typed informers of pods and nodes
 (``kube.intake``: one reflector each, the appliers behind a cheap peek) and one
 ``kopf.OperatorRegistry`` holding exactly:
 
@@ -28,8 +28,10 @@ topology spreading keeps from batching (``default_spreading_unsignable``). kopf 
 SIGINT/SIGTERM handlers of its own when it runs in the main thread; ``ready`` is set once
 it has, so the composition root can put its handlers back (``app.runtime``).
 
-Neighbours: ``settings`` (kopf settings), ``kube.client`` (credentials, LISTs); the binder,
-reporter and leader are siblings this package never imports (an import contract).
+Neighbours: ``settings`` (kopf settings), ``kube.client`` (credentials, LISTs),
+``kube.intake`` (the informers this runs; they import nothing of this package); the
+binder, reporter, preemption, leader and volume binder are siblings this package never
+imports (import contracts).
 """
 
 from __future__ import annotations
@@ -41,7 +43,6 @@ from typing import TYPE_CHECKING, Any
 import kopf
 
 from scheduler import logs
-from scheduler.kube.controller.kinds import INFORMED, Kind
 from scheduler.kube.controller.nodes import NodeEvents
 from scheduler.kube.controller.objects import PARSERS, ObjectEvents
 from scheduler.kube.controller.pods import PodEvents
@@ -50,6 +51,7 @@ from scheduler.kube.controller.settings import ControllerOptions, operator_setti
 from scheduler.kube.controller.sync import Applier, CacheSync, Synced
 from scheduler.kube.intake.appliers import NodeIntake, PodIntake
 from scheduler.kube.intake.reflector import Reflector
+from scheduler.kube.kinds import INFORMED, Kind
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

@@ -48,8 +48,8 @@ from typing import TYPE_CHECKING
 
 from scheduler import logs
 from scheduler.kube import errors
-from scheduler.kube.controller.kinds import Kind
-from scheduler.kube.controller.sync import Cause
+from scheduler.kube.kinds import Kind
+from scheduler.kube.listing import Cause
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
