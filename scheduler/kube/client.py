@@ -1,8 +1,8 @@
-"""The one async Kubernetes API client: credentials from kubeconfig, requests over aiohttp.
+"""The one async Kubernetes API client: JSON requests and watches over one aiohttp pool.
 
-Why a thin client: credentials come from the official ``kubernetes.config`` loader (the
-same kubeconfig semantics as kubectl: contexts, exec plugins, client certs, in-cluster
-service accounts), and requests go through one pooled ``aiohttp`` session with plain JSON
+Why a thin client: credentials come from the official ``kubernetes.config`` loader
+(``kubeconfig``: the same kubeconfig semantics as kubectl, and in-cluster service
+accounts), and requests go through one pooled ``aiohttp`` session with plain JSON
 dicts. Measured against the emulator in its own process (2000 pending pods, 16 concurrent
 binds, median of 5): this client 2145 binds/s, ``kubernetes.aio``'s typed
 ``create_namespaced_pod_binding`` 1146/s (its response model cannot even parse the Status a
@@ -17,36 +17,45 @@ Contract of :meth:`ApiClient.request`: a JSON object back on 2xx, an exception f
 connections with jittered exponential backoff; POST is never retried here, because a
 lost response may hide a success (the binder has its own rule for that).
 
-Neighbours: ``binder``, ``reporter``, ``leader`` call :meth:`request`; the kopf controller
-logs in with :meth:`ApiClient.credentials`. Tokens never reach a log line or an exception.
+Neighbours: ``kubeconfig`` (where the server is, TLS, the Authorization header and its
+refresh: :class:`~scheduler.kube.kubeconfig.ServerAccess`), ``binder``, ``reporter``,
+``leader`` call :meth:`request`; the kopf controller logs in with
+:meth:`ApiClient.credentials`. Tokens never reach a log line or an exception.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
-import ssl
-import time
-import urllib.parse
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import aiohttp
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
 
 from scheduler import logs
 from scheduler.kube import errors
+from scheduler.kube.kubeconfig import (
+    Credentials,
+    KubeconfigError,
+    ServerAccess,
+    load_configuration,
+)
 from scheduler.kube.rate_limit import TokenBucket
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
 
-    import kopf
+    from kubernetes import client as k8s_client
 
-__all__ = ["ApiClient", "Credentials", "KubeconfigError", "backoff_delay", "create_client"]
+__all__ = [
+    "ApiClient",
+    # The loader's names, for callers that only create a client (``kubeconfig`` owns them).
+    "Credentials",
+    "KubeconfigError",
+    "backoff_delay",
+    "create_client",
+    "load_configuration",
+]
 
 log = logs.get_logger(__name__)
 
@@ -55,11 +64,6 @@ JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 USER_AGENT = "batch-scheduler/0.1"
-CREDENTIAL_REUSE_S = 60.0
-"""How long requests reuse the Authorization header read from the configuration, as
-client-go reuses a token file's contents for a minute; a 401 reads it again at once.
-(Read per request, the kubernetes client's refresh hook re-ran its kubeconfig loader each
-time: 3 % of the scheduler's CPU in a burst on the real API server.)"""
 _RNG = random.Random()
 
 
@@ -84,37 +88,6 @@ def backoff_delay(
     return min(cap, base * float(2**attempt)) * jitter
 
 
-@dataclass(frozen=True, slots=True)
-class Credentials:
-    """Where the API server is and how to authenticate: what kopf's login handler needs."""
-
-    server: str
-    token: str | None = field(default=None, repr=False)
-    ca_path: str | None = None
-    insecure: bool = False
-    cert_path: str | None = None
-    key_path: str | None = field(default=None, repr=False)
-    username: str | None = None
-    password: str | None = field(default=None, repr=False)
-    default_namespace: str | None = None
-
-    def as_kopf(self) -> kopf.ConnectionInfo:
-        """The same data as ``kopf.ConnectionInfo`` (return it from ``@kopf.on.login``)."""
-        import kopf  # deferred: only the controller needs kopf loaded
-
-        return kopf.ConnectionInfo(
-            server=self.server,
-            token=self.token,
-            ca_path=self.ca_path,
-            insecure=self.insecure,
-            certificate_path=self.cert_path,
-            private_key_path=self.key_path,
-            username=self.username,
-            password=self.password,
-            default_namespace=self.default_namespace,
-        )
-
-
 class ApiClient:
     """Pooled JSON requests against one API server. Create with :func:`create_client`."""
 
@@ -129,20 +102,19 @@ class ApiClient:
         user_agent: str = USER_AGENT,
         rate_limit: TokenBucket | None = None,
     ) -> None:
-        self._config = configuration
+        self.access = ServerAccess(configuration, default_namespace=default_namespace)
+        """Where the server is and how to authenticate (``kubeconfig``)."""
         self.rate_limit = rate_limit
         """``clientConnection.qps``/``burst``: taken once per attempt, retries included, as
         client-go does; None: no client-side limit."""
         self.user_agent = user_agent
-        self._base = str(configuration.host).rstrip("/")
+        self._base = self.access.server
         self.timeout = timeout
         self.retries = retries
         self.default_namespace = default_namespace
         self._rng = random.Random()
         self._pool_size = pool_size
         self._session: aiohttp.ClientSession | None = None
-        self._authorization: str | None = None
-        self._authorization_until = 0.0  # monotonic; 0: read it on the next request
 
     @property
     def server(self) -> str:
@@ -150,62 +122,20 @@ class ApiClient:
         return self._base
 
     def credentials(self) -> Credentials:
-        """Current credentials (re-read each call: exec plugins and in-cluster tokens rotate)."""
-        c = self._config
-        return Credentials(
-            server=self._base,
-            token=self._token(),
-            ca_path=c.ssl_ca_cert or None,
-            insecure=not c.verify_ssl,
-            cert_path=c.cert_file or None,
-            key_path=c.key_file or None,
-            username=c.username or None,
-            password=c.password or None,
-            default_namespace=self.default_namespace,
-        )
-
-    def _token(self) -> str | None:
-        # The loader stores "Bearer <token>" (prefix in api_key_prefix); the hook refreshes it.
-        value = self._config.get_api_key_with_prefix("BearerToken", alias="authorization")
-        if not value:
-            return None
-        text = str(value)
-        return text.split(" ", 1)[1] if text.lower().startswith("bearer ") else text
+        """Current credentials for kopf (re-read each call: tokens rotate)."""
+        return self.access.credentials()
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": JSON, "User-Agent": self.user_agent}
-        now = time.monotonic()
-        if now >= self._authorization_until:
-            self._authorization = self._read_authorization()
-            self._authorization_until = now + CREDENTIAL_REUSE_S
-        if self._authorization:
-            headers["Authorization"] = self._authorization
+        authorization = self.access.authorization()
+        if authorization:
+            headers["Authorization"] = authorization
         return headers
-
-    def _read_authorization(self) -> str | None:
-        auth = self._config.get_api_key_with_prefix("BearerToken", alias="authorization")
-        if auth:
-            return str(auth)
-        if self._config.username and self._config.password:
-            return str(self._config.get_basic_auth_token())
-        return None
-
-    def _ssl(self) -> ssl.SSLContext | bool:
-        if not self._base.startswith("https"):
-            return False
-        c = self._config
-        ctx = ssl.create_default_context(cafile=c.ssl_ca_cert or None)
-        if c.cert_file:
-            ctx.load_cert_chain(c.cert_file, keyfile=c.key_file or None)
-        if not c.verify_ssl:
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        return ctx
 
     def _get_session(self) -> aiohttp.ClientSession:
         # Created lazily so that it binds to the loop that uses it, not the one that built us.
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._pool_size, ssl=self._ssl())
+            connector = aiohttp.TCPConnector(limit=self._pool_size, ssl=self.access.ssl_context())
             self._session = aiohttp.ClientSession(connector=connector)
         return self._session
 
@@ -299,9 +229,7 @@ class ApiClient:
         query = {k: _query_value(v) for k, v in (params or {}).items()}
         session = self._get_session()
         limit = aiohttp.ClientTimeout(total=self.timeout if timeout is None else timeout)
-        extra: dict[str, Any] = {}
-        if self._config.tls_server_name:
-            extra["server_hostname"] = self._config.tls_server_name
+        extra = self._server_hostname()
         try:
             async with session.request(
                 method,
@@ -331,13 +259,17 @@ class ApiClient:
         self, status: int, raw: bytes, method: str, path: str, resp_headers: Mapping[str, str]
     ) -> NoReturn:
         if status == 401:
-            self._authorization_until = 0.0  # a rotated credential: read it again
+            self.access.forget_authorization()  # a rotated credential: read it again
         decoded = _decode(raw)
         if not decoded and raw:
             decoded = {"message": raw.decode(errors="replace")}
         raise errors.from_status(
             status, decoded, method=method, path=path, headers=dict(resp_headers)
         )
+
+    def _server_hostname(self) -> dict[str, Any]:
+        name = self.access.tls_server_name
+        return {"server_hostname": name} if name else {}
 
     async def watch_lines(
         self,
@@ -355,9 +287,7 @@ class ApiClient:
         headers = self._headers()
         query = {k: _query_value(v) for k, v in params.items()}
         limit = aiohttp.ClientTimeout(total=timeout, connect=connect_timeout)
-        extra: dict[str, Any] = {}
-        if self._config.tls_server_name:
-            extra["server_hostname"] = self._config.tls_server_name
+        extra = self._server_hostname()
         try:
             async with self._get_session().get(
                 self._base + path, params=query, headers=headers, timeout=limit, **extra
@@ -398,94 +328,6 @@ def _decode(raw: bytes) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {"items": value}
-
-
-class KubeconfigError(ValueError):
-    """A kubeconfig we cannot use: one line naming the file and, where known, the field.
-
-    Never carries a credential: only names and what is wrong with them.
-    """
-
-    def __init__(self, file: str, field: str, message: str) -> None:
-        super().__init__(f"{file}: {field}: {message}" if field else f"{file}: {message}")
-        self.file = file
-        self.field = field
-        self.message = message
-
-
-def load_configuration(
-    kubeconfig: str | None, *, context: str | None = None
-) -> tuple[k8s_client.Configuration, str | None]:
-    """Credentials as the official loader reads them, and the context's namespace.
-
-    ``kubeconfig=None`` means in-cluster (service-account token, CA and
-    ``KUBERNETES_SERVICE_HOST/PORT``); outside a pod it falls back to ``$KUBECONFIG`` or
-    ``~/.kube/config``, as client-go's ``BuildConfigFromFlags("", "")`` does.
-    """
-    configuration = k8s_client.Configuration()
-    if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        return configuration, _incluster_namespace()
-    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None
-    shown = path or "~/.kube/config"
-    try:
-        k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=path,
-            context=context,
-            client_configuration=configuration,
-            persist_config=False,
-        )
-        contexts, active = k8s_config.list_kube_config_contexts(config_file=path)  # type: ignore[no-untyped-call]
-    except Exception as exc:  # the loader raises whatever its YAML and dict walks raise
-        raise KubeconfigError(shown, "", _loader_message(exc)) from None
-    chosen = next((c for c in contexts if c.get("name") == context), active) if context else active
-    ctx = (chosen or {}).get("context") or {}
-    _check_configuration(configuration, shown, cluster=ctx.get("cluster"), user=ctx.get("user"))
-    return configuration, ctx.get("namespace")
-
-
-def _loader_message(exc: Exception) -> str:
-    if isinstance(exc, OSError):
-        return f"cannot read: {exc.strerror or exc}"
-    if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8 text"
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return f"cannot load: {text}"
-
-
-def _check_configuration(
-    configuration: k8s_client.Configuration, file: str, *, cluster: object, user: object
-) -> None:
-    """Refuse, before any request, what would fail on every request (or leak a secret).
-
-    A token goes into an HTTP header: a newline or other control character in it would
-    split the header (aiohttp refuses it with a traceback on the first request). A server
-    URL with ``user:password@`` would put a password into every log line that names the
-    server, and with a token aiohttp refuses to send both.
-    """
-    token = configuration.get_api_key_with_prefix("BearerToken", alias="authorization") or ""
-    bad = next((ch for ch in str(token) if ord(ch) < 0x20 or ord(ch) == 0x7F), None)
-    if bad is not None:
-        what = "a line break" if bad in "\r\n" else f"the control character U+{ord(bad):04X}"
-        raise KubeconfigError(
-            file,
-            f"users[name={user}].user.token",
-            f"contains {what}; a token is sent in an HTTP header and must be one line",
-        )
-    if urllib.parse.urlsplit(str(configuration.host)).username is not None:
-        raise KubeconfigError(
-            file,
-            f"clusters[name={cluster}].cluster.server",
-            "must not contain credentials (user:password@); put them under users[].user",
-        )
-
-
-def _incluster_namespace() -> str | None:
-    try:
-        with open("/var/run/secrets/kubernetes.io/serviceaccount/namespace") as f:
-            return f.read().strip() or None
-    except OSError:
-        return None
 
 
 async def create_client(
