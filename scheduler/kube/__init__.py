@@ -10,10 +10,12 @@ module):
   and ``controller`` (the watch side: kopf for the low-rate kinds, and the informers);
 - ``intake`` (the informers of pods and nodes, run by the controller; they import nothing of
   it) and ``workers`` (the worker kit of the binder, preemptor and reporter);
-- ``client``: one async API client (kubeconfig or in-cluster credentials, aiohttp pool,
-  timeouts, retries of idempotent requests) and the credentials kopf logs in with;
-- what everyone shares: ``errors`` (API failures by status family), ``rate_limit``,
-  ``timestamps``, ``kinds`` (the cached kinds) and ``listing`` (LIST pages, Replace causes).
+- ``client``: one async API client (aiohttp pool, timeouts, retries of idempotent requests)
+  and the credentials kopf logs in with;
+- what everyone shares: ``errors`` (API failures by status family), ``kubeconfig`` (the
+  loader's credentials, kubeconfig or in-cluster), ``rate_limit``, ``retry_log`` (retries as
+  a few lines while the API server is away), ``timestamps``, ``kinds`` (the cached kinds)
+  and ``listing`` (LIST pages, Replace causes).
 
 This is the only package that imports kopf, kubernetes or aiohttp clients.
 """

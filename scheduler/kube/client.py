@@ -15,7 +15,10 @@ Contract of :meth:`ApiClient.request`: a JSON object back on 2xx, an exception f
 :mod:`scheduler.kube.errors` otherwise. Every request has a timeout. Idempotent verbs
 (GET, PUT, PATCH, DELETE) are retried on 429 (honouring ``Retry-After``), 5xx and lost
 connections with jittered exponential backoff; POST is never retried here, because a
-lost response may hide a success (the binder has its own rule for that).
+lost response may hide a success (the binder has its own rule for that). Each retry is a
+debug line (the caller reports what the retries did not absorb); every request that gets no
+answer or a 5xx, and every other answer, goes to :attr:`ApiClient.retry_log`, which says
+when the API server stays away and when it is back (``retry_log``).
 
 Neighbours: ``kubeconfig`` (where the server is, TLS, the Authorization header and its
 refresh: :class:`~scheduler.kube.kubeconfig.ServerAccess`), ``binder``, ``reporter``,
@@ -41,6 +44,7 @@ from scheduler.kube.kubeconfig import (
     load_configuration,
 )
 from scheduler.kube.rate_limit import TokenBucket
+from scheduler.kube.retry_log import RetryLog
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
@@ -115,6 +119,9 @@ class ApiClient:
         self._rng = random.Random()
         self._pool_size = pool_size
         self._session: aiohttp.ClientSession | None = None
+        self.retry_log = RetryLog(server=self._base)
+        """Whether the server answers, and the rate-limited lines of everything that retries
+        through this client (``retry_log``)."""
 
     @property
     def server(self) -> str:
@@ -195,12 +202,13 @@ class ApiClient:
         while True:
             try:
                 return await self._once(method, path, body, params, content_type, timeout)
-            except (errors.TooManyRequests, errors.ServerError, errors.TransportError) as e:
+            except errors.TRANSIENT as e:
                 if attempt >= budget:
                     raise
                 delay = backoff_delay(attempt, retry_after=e.retry_after, rng=self._rng)
                 attempt += 1
-                log.info(
+                # Debug: the caller reports the failure if the retries do not absorb it.
+                log.debug(
                     "api_request_retry",
                     method=method,
                     path=path,
@@ -243,17 +251,26 @@ class ApiClient:
                 raw = await resp.read()
                 status = resp.status
                 resp_headers = dict(resp.headers)
-        except TimeoutError as e:
-            raise errors.TransportError(
-                "request timed out", reason="Timeout", method=method, path=path
-            ) from e
-        except aiohttp.ClientError as e:
-            raise errors.TransportError(
-                str(e) or type(e).__name__, reason=type(e).__name__, method=method, path=path
-            ) from e
+        except (TimeoutError, aiohttp.ClientError) as e:
+            raise self._unanswered(e, method, path, "request timed out") from e
         if 200 <= status < 300:
+            self.retry_log.answered()
             return raw
         self._raise_for(status, raw, method, path, resp_headers)
+
+    def _unanswered(
+        self, exc: TimeoutError | aiohttp.ClientError, method: str, path: str, timed_out: str
+    ) -> errors.TransportError:
+        """The TransportError for a request that got no answer, counted as a failure."""
+        if isinstance(exc, TimeoutError):
+            error = errors.TransportError(timed_out, reason="Timeout", method=method, path=path)
+        else:
+            message = str(exc) or type(exc).__name__
+            error = errors.TransportError(
+                message, reason=type(exc).__name__, method=method, path=path
+            )
+        self.retry_log.failed(error)
+        return error
 
     def _raise_for(
         self, status: int, raw: bytes, method: str, path: str, resp_headers: Mapping[str, str]
@@ -263,9 +280,14 @@ class ApiClient:
         decoded = _decode(raw)
         if not decoded and raw:
             decoded = {"message": raw.decode(errors="replace")}
-        raise errors.from_status(
+        error = errors.from_status(
             status, decoded, method=method, path=path, headers=dict(resp_headers)
         )
+        if status >= 500:
+            self.retry_log.failed(error)
+        else:  # a 4xx, 429 included, is an answer: the server is there
+            self.retry_log.answered()
+        raise error
 
     def _server_hostname(self) -> dict[str, Any]:
         name = self.access.tls_server_name
@@ -295,6 +317,7 @@ class ApiClient:
                 if not 200 <= resp.status < 300:
                     raw = await resp.read()
                     self._raise_for(resp.status, raw, "GET", path, resp.headers)
+                self.retry_log.answered()
                 pending = b""
                 async for chunk in resp.content.iter_any():
                     lines = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
@@ -304,14 +327,8 @@ class ApiClient:
                             yield line
                 if pending.strip():
                     yield pending
-        except TimeoutError as e:
-            raise errors.TransportError(
-                "watch timed out", reason="Timeout", method="GET", path=path
-            ) from e
-        except aiohttp.ClientError as e:
-            raise errors.TransportError(
-                str(e) or type(e).__name__, reason=type(e).__name__, method="GET", path=path
-            ) from e
+        except (TimeoutError, aiohttp.ClientError) as e:
+            raise self._unanswered(e, "GET", path, "watch timed out") from e
 
 
 def _query_value(value: str | int | bool) -> str:

@@ -18,8 +18,10 @@ from typing import Any
 
 import pytest
 from deploy_support import ROOT, one
+from kubernetes import client as k8s_client
 
 from scheduler.cycle.eventhandlers import EventHandlers
+from scheduler.kube.client import ApiClient
 from scheduler.kube.controller.operator import Controller
 from scheduler.kube.controller.settings import ControllerOptions, operator_settings
 from scheduler.kube.kinds import Kind
@@ -241,12 +243,14 @@ def test_kopf_watches_every_kind_and_writes_nothing() -> None:
     handlers = kopf_handlers(_modules(KUBE)["controller/operator.py"])
     assert sorted(kind for kind, _ in handlers) == ["event", "login"]
     scheduler, _, _ = scheduler_for([])
+    configuration = k8s_client.Configuration()
+    configuration.host = "http://127.0.0.1:1"
     controller = Controller(
         EventHandlers(scheduler),
-        client=None,
+        client=ApiClient(configuration),  # no I/O here
         metrics=scheduler.metrics,
         reporter=scheduler.reporter,
-    )  # type: ignore[arg-type]  # no I/O here
+    )
     registry = controller.registry._watching.get_all_handlers()  # kopf's own view
     selectors = [h.selector for h in registry if h.selector is not None]
     watched = {(s.group or "", s.any_name) for s in selectors}

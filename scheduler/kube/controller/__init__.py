@@ -7,7 +7,8 @@ imports nothing of this package).
 ``operator`` (registry + kopf run, the informers beside it), ``settings`` (kopf settings),
 ``pods``, ``nodes`` and ``objects`` (event appliers: namespaces, services, pod controllers),
 ``sync`` (initial LIST, the ``synced`` gate, Replace and safety net), ``relist`` (when kopf
-re-listed). The kind table (``kube.kinds``) and the LIST vocabulary (``kube.listing``) are
+re-listed), ``kopf_retries`` (kopf's request-retry errors as our rate-limited lines). The
+kind table (``kube.kinds``) and the LIST vocabulary (``kube.listing``) are
 one layer down, shared with the intake. Must not import ``kube.binder``, ``kube.reporter``,
 ``kube.preemption``, ``kube.leader`` or ``kube.volume_binder`` (siblings; import contracts).
 """

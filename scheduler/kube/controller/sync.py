@@ -197,8 +197,13 @@ class CacheSync:
             except errors.ApiError as exc:
                 delay = backoff_delay(attempt, base=0.2, cap=5.0)
                 attempt += 1
-                log.warning(
-                    "initial_list_failed", kind=kind, error=str(exc), retry_in=round(delay, 2)
+                self.client.retry_log.retrying(
+                    "initial_list_failed",
+                    source=str(kind),
+                    logger=log,
+                    kind=kind,
+                    error=str(exc),
+                    retry_in=round(delay, 2),
                 )
                 await asyncio.sleep(delay)
         # kopf's own listing is awaited for the kinds it watches only.
@@ -276,7 +281,7 @@ class CacheSync:
             try:
                 await self.repair()
             except errors.ApiError as exc:
-                log.warning("reconcile_failed", error=str(exc))
+                self.client.retry_log.retrying("reconcile_failed", logger=log, error=str(exc))
 
     async def repair(self, *, grace: float = REPAIR_GRACE) -> dict[Kind, int]:
         """LIST every kind; remove what they lack and is still cached, unchanged,

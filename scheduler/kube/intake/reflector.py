@@ -15,7 +15,9 @@ on), applying each event in order, and
   as ``reconcile_removed`` with ``cause=relist``;
 * on any other error (connection lost, 5xx, 429, a bad line) backs off (jittered, 0.5 s
   doubling up to 8 s, as kopf's ``ERROR_BACKOFFS`` in ``controller.settings``) and
-  watches again from the last version, re-listing only if that one has expired;
+  watches again from the last version, re-listing only if that one has expired; each
+  retry goes to the client's ``retry_log`` (``watch_failed``: a warning per kind at most
+  every 30 s while the API server is away, the rest at debug);
 * resyncs nothing: kube's scheduler informers run without resync, and the periodic safety
   net (``sync.CacheSync.repair``) is a separate, counted check.
 
@@ -138,8 +140,10 @@ class Reflector:
                     continue
                 delay = backoff_delay(attempt, base=BACKOFF_BASE, cap=BACKOFF_CAP)
                 attempt += 1
-                log.warning(
+                self.client.retry_log.retrying(
                     "watch_failed",
+                    source=str(self.kind),
+                    logger=log,
                     kind=str(self.kind),
                     error=str(exc),
                     retry_in=round(delay, 2),
