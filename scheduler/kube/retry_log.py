@@ -21,7 +21,7 @@ everything that retries through it) keeps two things:
   it lasted.
 
 No timer task: the error is written at the first failure ``UNAVAILABLE_AFTER`` seconds or
-more into the outage, which the retries themselves bring (none waits more than 10 s).
+more into the outage, which the retries themselves bring (the informers', capped at 8 s).
 
 Neighbours: ``client`` (owns one, feeds :meth:`failed`/:meth:`answered`), the retry sites
 (``intake.reflector``, ``controller.sync``, ``controller.relist``, ``controller.kopf_retries``,
