@@ -193,11 +193,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("--node", metavar="NAME", help="only this node's verdict and scores")
 
-    sim = commands.add_parser("sim", help="the Kubernetes API emulator")
-    sim_commands = sim.add_subparsers(dest="sim_command", required=True)
-    serve = sim_commands.add_parser("serve", help="run the emulator in the foreground")
     from scheduler.sim import cli as sim_cli
 
+    sim = commands.add_parser("sim", help="the Kubernetes API emulator")
+    # Bad ``serve`` flags: one line and exit 2, without the dozen lines of its usage.
+    sim_commands = sim.add_subparsers(
+        dest="sim_command", required=True, parser_class=sim_cli.OneLineParser
+    )
+    serve = sim_commands.add_parser("serve", help="run the emulator in the foreground")
     sim_cli.add_arguments(serve)
     return parser
 

@@ -4,7 +4,8 @@
 kube-scheduler v1.37.2's v1 type is read, so a configuration copied from a running
 kube-scheduler (its ``--write-config-to`` output) loads; each one is honoured, or accepted
 with a note saying it has no effect here (:func:`notes`, logged by ``run``), or refused
-naming its path (``extenders`` when not empty). An unknown field is an error naming it
+naming its path (``extenders`` when not empty). An unknown field, or an unknown plugin name
+enabled or disabled anywhere (``*`` disables all), is an error naming it
 (``profiles[0].plugins.filter.enabled[1].name``), never a silent ignore. Plugin args are
 validated later by each plugin's constructor; the profile builder wraps their ValueError
 into a ConfigError naming ``pluginConfig[i].args``. docs/operations.md lists every field and
@@ -321,6 +322,8 @@ def _plugins(
     disabled_points: dict[str, set[str]] = {}
     for point in ("queueSort", "bind", "placementGenerate", "placementScore"):
         if point in doc:
+            for name, _, where in _entries(doc[point], f"{path}.{point}", "disabled"):
+                _check_disabled(name, f"{where}.name", extra)
             for name, _, where in _entries(doc[point], f"{path}.{point}", "enabled"):
                 if name not in BUILT_IN:
                     raise ConfigError(
@@ -328,7 +331,8 @@ def _plugins(
                     )
     multi = doc.get("multiPoint")
     if multi is not None:
-        for name, _, _where in _entries(multi, f"{path}.multiPoint", "disabled"):
+        for name, _, where in _entries(multi, f"{path}.multiPoint", "disabled"):
+            _check_disabled(name, f"{where}.name", extra)
             order = [] if name == "*" else [n for n in order if n != name]
         for name, weight, where in _entries(multi, f"{path}.multiPoint", "enabled"):
             _check_enabled(name, f"{where}.name", extra)
@@ -344,7 +348,8 @@ def _plugins(
     for point in EXTENSION_POINTS:
         if point not in doc:
             continue
-        for name, _, _where in _entries(doc[point], f"{path}.{point}", "disabled"):
+        for name, _, where in _entries(doc[point], f"{path}.{point}", "disabled"):
+            _check_disabled(name, f"{where}.name", extra)
             targets = list(order) if name == "*" else [name]
             for target in targets:
                 disabled_points.setdefault(target, set()).add(point)
@@ -369,6 +374,16 @@ def _check_enabled(name: str, where: str, extra: frozenset[str] = frozenset()) -
     known = BUILT_IN.union(WITHOUT_EFFECT, extra)
     if name not in known and name not in IN_TREE:
         raise ConfigError(where, f"unknown plugin {name!r}")
+
+
+def _check_disabled(name: str, where: str, extra: frozenset[str] = frozenset()) -> None:
+    """A disabled name is a plugin we know, or ``*`` (all of them), as an enabled one must be.
+
+    kube-scheduler ignores a disabled name it does not know (its merge only collects the
+    names), so a typo silently leaves the plugin on; we refuse it with the same message as
+    an unknown enabled name."""
+    if name != "*":
+        _check_enabled(name, where, extra)
 
 
 def _entries(raw: object, path: str, key: str) -> list[tuple[str, int | None, str]]:

@@ -15,7 +15,9 @@ Outcomes (``cycle.ports.BindResult``):
 - 404 → GONE.
 - 429, 5xx, timeouts, lost connections → retried (jittered backoff, ``Retry-After``
   honoured up to a cap), then ERROR. Retrying a POST is safe here because of the 409 rule
-  above: a duplicate bind cannot move a pod, it can only be told it is already there.
+  above: a duplicate bind cannot move a pod, it can only be told it is already there. The
+  retries (``bind_retry``) and the ERROR after them (``bind_failed``) go to the client's
+  ``retry_log``: a warning at most every 30 s, the rest at debug.
 - anything else (400, 401/403, 422) → ERROR at once.
 
 ``done`` runs exactly once per dispatch, on the event loop, and its exceptions are logged
@@ -179,10 +181,15 @@ class Binder:
                 return BindResult.CONFLICT, e.message
             except errors.NotFound as e:
                 return BindResult.GONE, e.message
-            except (errors.TooManyRequests, errors.ServerError, errors.TransportError) as e:
+            except errors.TRANSIENT as e:
+                # Retries, here and from the queue after ERROR: rate-limited per binder, the
+                # rest at debug (``retry_log``), so an outage mid-burst is a few lines.
+                retry_log = self._api.retry_log
                 if attempt >= self.retries:
-                    log.warning(
+                    retry_log.retrying(
                         "bind_failed",
+                        source="binder",
+                        logger=log,
                         pod=pod.key,
                         node=request.node,
                         attempts=attempt + 1,
@@ -197,8 +204,14 @@ class Binder:
                     retry_after_cap=self.retry_after_cap,
                 )
                 attempt += 1
-                log.info(
-                    "bind_retry", pod=pod.key, node=request.node, attempt=attempt, status=e.status
+                retry_log.retrying(
+                    "bind_retry",
+                    source="binder",
+                    logger=log,
+                    pod=pod.key,
+                    node=request.node,
+                    attempt=attempt,
+                    status=e.status,
                 )
                 await asyncio.sleep(delay)
             except errors.ApiError as e:

@@ -1,8 +1,8 @@
-"""The one async Kubernetes API client: credentials from kubeconfig, requests over aiohttp.
+"""The one async Kubernetes API client: JSON requests and watches over one aiohttp pool.
 
-Why a thin client: credentials come from the official ``kubernetes.config`` loader (the
-same kubeconfig semantics as kubectl: contexts, exec plugins, client certs, in-cluster
-service accounts), and requests go through one pooled ``aiohttp`` session with plain JSON
+Why a thin client: credentials come from the official ``kubernetes.config`` loader
+(``kubeconfig``: the same kubeconfig semantics as kubectl, and in-cluster service
+accounts), and requests go through one pooled ``aiohttp`` session with plain JSON
 dicts. Measured against the emulator in its own process (2000 pending pods, 16 concurrent
 binds, median of 5): this client 2145 binds/s, ``kubernetes.aio``'s typed
 ``create_namespaced_pod_binding`` 1146/s (its response model cannot even parse the Status a
@@ -15,38 +15,51 @@ Contract of :meth:`ApiClient.request`: a JSON object back on 2xx, an exception f
 :mod:`scheduler.kube.errors` otherwise. Every request has a timeout. Idempotent verbs
 (GET, PUT, PATCH, DELETE) are retried on 429 (honouring ``Retry-After``), 5xx and lost
 connections with jittered exponential backoff; POST is never retried here, because a
-lost response may hide a success (the binder has its own rule for that).
+lost response may hide a success (the binder has its own rule for that). Each retry is a
+debug line (the caller reports what the retries did not absorb); every request that gets no
+answer or a 5xx, and every other answer, goes to :attr:`ApiClient.retry_log`, which says
+when the API server stays away and when it is back (``retry_log``).
 
-Neighbours: ``binder``, ``reporter``, ``leader`` call :meth:`request`; the kopf controller
-logs in with :meth:`ApiClient.credentials`. Tokens never reach a log line or an exception.
+Neighbours: ``kubeconfig`` (where the server is, TLS, the Authorization header and its
+refresh: :class:`~scheduler.kube.kubeconfig.ServerAccess`), ``binder``, ``reporter``,
+``leader`` call :meth:`request`; the kopf controller logs in with
+:meth:`ApiClient.credentials`. Tokens never reach a log line or an exception.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
-import ssl
-import time
-import urllib.parse
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import aiohttp
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
 
 from scheduler import logs
 from scheduler.kube import errors
+from scheduler.kube.kubeconfig import (
+    Credentials,
+    KubeconfigError,
+    ServerAccess,
+    load_configuration,
+)
 from scheduler.kube.rate_limit import TokenBucket
+from scheduler.kube.retry_log import RetryLog
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
 
-    import kopf
+    from kubernetes import client as k8s_client
 
-__all__ = ["ApiClient", "Credentials", "KubeconfigError", "backoff_delay", "create_client"]
+__all__ = [
+    "ApiClient",
+    # The loader's names, for callers that only create a client (``kubeconfig`` owns them).
+    "Credentials",
+    "KubeconfigError",
+    "backoff_delay",
+    "create_client",
+    "load_configuration",
+]
 
 log = logs.get_logger(__name__)
 
@@ -55,11 +68,6 @@ JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 USER_AGENT = "batch-scheduler/0.1"
-CREDENTIAL_REUSE_S = 60.0
-"""How long requests reuse the Authorization header read from the configuration, as
-client-go reuses a token file's contents for a minute; a 401 reads it again at once.
-(Read per request, the kubernetes client's refresh hook re-ran its kubeconfig loader each
-time: 3 % of the scheduler's CPU in a burst on the real API server.)"""
 _RNG = random.Random()
 
 
@@ -84,37 +92,6 @@ def backoff_delay(
     return min(cap, base * float(2**attempt)) * jitter
 
 
-@dataclass(frozen=True, slots=True)
-class Credentials:
-    """Where the API server is and how to authenticate: what kopf's login handler needs."""
-
-    server: str
-    token: str | None = field(default=None, repr=False)
-    ca_path: str | None = None
-    insecure: bool = False
-    cert_path: str | None = None
-    key_path: str | None = field(default=None, repr=False)
-    username: str | None = None
-    password: str | None = field(default=None, repr=False)
-    default_namespace: str | None = None
-
-    def as_kopf(self) -> kopf.ConnectionInfo:
-        """The same data as ``kopf.ConnectionInfo`` (return it from ``@kopf.on.login``)."""
-        import kopf  # deferred: only the controller needs kopf loaded
-
-        return kopf.ConnectionInfo(
-            server=self.server,
-            token=self.token,
-            ca_path=self.ca_path,
-            insecure=self.insecure,
-            certificate_path=self.cert_path,
-            private_key_path=self.key_path,
-            username=self.username,
-            password=self.password,
-            default_namespace=self.default_namespace,
-        )
-
-
 class ApiClient:
     """Pooled JSON requests against one API server. Create with :func:`create_client`."""
 
@@ -129,20 +106,22 @@ class ApiClient:
         user_agent: str = USER_AGENT,
         rate_limit: TokenBucket | None = None,
     ) -> None:
-        self._config = configuration
+        self.access = ServerAccess(configuration, default_namespace=default_namespace)
+        """Where the server is and how to authenticate (``kubeconfig``)."""
         self.rate_limit = rate_limit
         """``clientConnection.qps``/``burst``: taken once per attempt, retries included, as
         client-go does; None: no client-side limit."""
         self.user_agent = user_agent
-        self._base = str(configuration.host).rstrip("/")
+        self._base = self.access.server
         self.timeout = timeout
         self.retries = retries
         self.default_namespace = default_namespace
         self._rng = random.Random()
         self._pool_size = pool_size
         self._session: aiohttp.ClientSession | None = None
-        self._authorization: str | None = None
-        self._authorization_until = 0.0  # monotonic; 0: read it on the next request
+        self.retry_log = RetryLog(server=self._base)
+        """Whether the server answers, and the rate-limited lines of everything that retries
+        through this client (``retry_log``)."""
 
     @property
     def server(self) -> str:
@@ -150,62 +129,20 @@ class ApiClient:
         return self._base
 
     def credentials(self) -> Credentials:
-        """Current credentials (re-read each call: exec plugins and in-cluster tokens rotate)."""
-        c = self._config
-        return Credentials(
-            server=self._base,
-            token=self._token(),
-            ca_path=c.ssl_ca_cert or None,
-            insecure=not c.verify_ssl,
-            cert_path=c.cert_file or None,
-            key_path=c.key_file or None,
-            username=c.username or None,
-            password=c.password or None,
-            default_namespace=self.default_namespace,
-        )
-
-    def _token(self) -> str | None:
-        # The loader stores "Bearer <token>" (prefix in api_key_prefix); the hook refreshes it.
-        value = self._config.get_api_key_with_prefix("BearerToken", alias="authorization")
-        if not value:
-            return None
-        text = str(value)
-        return text.split(" ", 1)[1] if text.lower().startswith("bearer ") else text
+        """Current credentials for kopf (re-read each call: tokens rotate)."""
+        return self.access.credentials()
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": JSON, "User-Agent": self.user_agent}
-        now = time.monotonic()
-        if now >= self._authorization_until:
-            self._authorization = self._read_authorization()
-            self._authorization_until = now + CREDENTIAL_REUSE_S
-        if self._authorization:
-            headers["Authorization"] = self._authorization
+        authorization = self.access.authorization()
+        if authorization:
+            headers["Authorization"] = authorization
         return headers
-
-    def _read_authorization(self) -> str | None:
-        auth = self._config.get_api_key_with_prefix("BearerToken", alias="authorization")
-        if auth:
-            return str(auth)
-        if self._config.username and self._config.password:
-            return str(self._config.get_basic_auth_token())
-        return None
-
-    def _ssl(self) -> ssl.SSLContext | bool:
-        if not self._base.startswith("https"):
-            return False
-        c = self._config
-        ctx = ssl.create_default_context(cafile=c.ssl_ca_cert or None)
-        if c.cert_file:
-            ctx.load_cert_chain(c.cert_file, keyfile=c.key_file or None)
-        if not c.verify_ssl:
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        return ctx
 
     def _get_session(self) -> aiohttp.ClientSession:
         # Created lazily so that it binds to the loop that uses it, not the one that built us.
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._pool_size, ssl=self._ssl())
+            connector = aiohttp.TCPConnector(limit=self._pool_size, ssl=self.access.ssl_context())
             self._session = aiohttp.ClientSession(connector=connector)
         return self._session
 
@@ -265,12 +202,13 @@ class ApiClient:
         while True:
             try:
                 return await self._once(method, path, body, params, content_type, timeout)
-            except (errors.TooManyRequests, errors.ServerError, errors.TransportError) as e:
+            except errors.TRANSIENT as e:
                 if attempt >= budget:
                     raise
                 delay = backoff_delay(attempt, retry_after=e.retry_after, rng=self._rng)
                 attempt += 1
-                log.info(
+                # Debug: the caller reports the failure if the retries do not absorb it.
+                log.debug(
                     "api_request_retry",
                     method=method,
                     path=path,
@@ -299,9 +237,7 @@ class ApiClient:
         query = {k: _query_value(v) for k, v in (params or {}).items()}
         session = self._get_session()
         limit = aiohttp.ClientTimeout(total=self.timeout if timeout is None else timeout)
-        extra: dict[str, Any] = {}
-        if self._config.tls_server_name:
-            extra["server_hostname"] = self._config.tls_server_name
+        extra = self._server_hostname()
         try:
             async with session.request(
                 method,
@@ -315,29 +251,47 @@ class ApiClient:
                 raw = await resp.read()
                 status = resp.status
                 resp_headers = dict(resp.headers)
-        except TimeoutError as e:
-            raise errors.TransportError(
-                "request timed out", reason="Timeout", method=method, path=path
-            ) from e
-        except aiohttp.ClientError as e:
-            raise errors.TransportError(
-                str(e) or type(e).__name__, reason=type(e).__name__, method=method, path=path
-            ) from e
+        except (TimeoutError, aiohttp.ClientError) as e:
+            raise self._unanswered(e, method, path, "request timed out") from e
         if 200 <= status < 300:
+            self.retry_log.answered()
             return raw
         self._raise_for(status, raw, method, path, resp_headers)
+
+    def _unanswered(
+        self, exc: TimeoutError | aiohttp.ClientError, method: str, path: str, timed_out: str
+    ) -> errors.TransportError:
+        """The TransportError for a request that got no answer, counted as a failure."""
+        if isinstance(exc, TimeoutError):
+            error = errors.TransportError(timed_out, reason="Timeout", method=method, path=path)
+        else:
+            message = str(exc) or type(exc).__name__
+            error = errors.TransportError(
+                message, reason=type(exc).__name__, method=method, path=path
+            )
+        self.retry_log.failed(error)
+        return error
 
     def _raise_for(
         self, status: int, raw: bytes, method: str, path: str, resp_headers: Mapping[str, str]
     ) -> NoReturn:
         if status == 401:
-            self._authorization_until = 0.0  # a rotated credential: read it again
+            self.access.forget_authorization()  # a rotated credential: read it again
         decoded = _decode(raw)
         if not decoded and raw:
             decoded = {"message": raw.decode(errors="replace")}
-        raise errors.from_status(
+        error = errors.from_status(
             status, decoded, method=method, path=path, headers=dict(resp_headers)
         )
+        if status >= 500:
+            self.retry_log.failed(error)
+        else:  # a 4xx, 429 included, is an answer: the server is there
+            self.retry_log.answered()
+        raise error
+
+    def _server_hostname(self) -> dict[str, Any]:
+        name = self.access.tls_server_name
+        return {"server_hostname": name} if name else {}
 
     async def watch_lines(
         self,
@@ -355,9 +309,7 @@ class ApiClient:
         headers = self._headers()
         query = {k: _query_value(v) for k, v in params.items()}
         limit = aiohttp.ClientTimeout(total=timeout, connect=connect_timeout)
-        extra: dict[str, Any] = {}
-        if self._config.tls_server_name:
-            extra["server_hostname"] = self._config.tls_server_name
+        extra = self._server_hostname()
         try:
             async with self._get_session().get(
                 self._base + path, params=query, headers=headers, timeout=limit, **extra
@@ -365,6 +317,7 @@ class ApiClient:
                 if not 200 <= resp.status < 300:
                     raw = await resp.read()
                     self._raise_for(resp.status, raw, "GET", path, resp.headers)
+                self.retry_log.answered()
                 pending = b""
                 async for chunk in resp.content.iter_any():
                     lines = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
@@ -374,14 +327,8 @@ class ApiClient:
                             yield line
                 if pending.strip():
                     yield pending
-        except TimeoutError as e:
-            raise errors.TransportError(
-                "watch timed out", reason="Timeout", method="GET", path=path
-            ) from e
-        except aiohttp.ClientError as e:
-            raise errors.TransportError(
-                str(e) or type(e).__name__, reason=type(e).__name__, method="GET", path=path
-            ) from e
+        except (TimeoutError, aiohttp.ClientError) as e:
+            raise self._unanswered(e, "GET", path, "watch timed out") from e
 
 
 def _query_value(value: str | int | bool) -> str:
@@ -398,94 +345,6 @@ def _decode(raw: bytes) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {"items": value}
-
-
-class KubeconfigError(ValueError):
-    """A kubeconfig we cannot use: one line naming the file and, where known, the field.
-
-    Never carries a credential: only names and what is wrong with them.
-    """
-
-    def __init__(self, file: str, field: str, message: str) -> None:
-        super().__init__(f"{file}: {field}: {message}" if field else f"{file}: {message}")
-        self.file = file
-        self.field = field
-        self.message = message
-
-
-def load_configuration(
-    kubeconfig: str | None, *, context: str | None = None
-) -> tuple[k8s_client.Configuration, str | None]:
-    """Credentials as the official loader reads them, and the context's namespace.
-
-    ``kubeconfig=None`` means in-cluster (service-account token, CA and
-    ``KUBERNETES_SERVICE_HOST/PORT``); outside a pod it falls back to ``$KUBECONFIG`` or
-    ``~/.kube/config``, as client-go's ``BuildConfigFromFlags("", "")`` does.
-    """
-    configuration = k8s_client.Configuration()
-    if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        return configuration, _incluster_namespace()
-    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None
-    shown = path or "~/.kube/config"
-    try:
-        k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=path,
-            context=context,
-            client_configuration=configuration,
-            persist_config=False,
-        )
-        contexts, active = k8s_config.list_kube_config_contexts(config_file=path)  # type: ignore[no-untyped-call]
-    except Exception as exc:  # the loader raises whatever its YAML and dict walks raise
-        raise KubeconfigError(shown, "", _loader_message(exc)) from None
-    chosen = next((c for c in contexts if c.get("name") == context), active) if context else active
-    ctx = (chosen or {}).get("context") or {}
-    _check_configuration(configuration, shown, cluster=ctx.get("cluster"), user=ctx.get("user"))
-    return configuration, ctx.get("namespace")
-
-
-def _loader_message(exc: Exception) -> str:
-    if isinstance(exc, OSError):
-        return f"cannot read: {exc.strerror or exc}"
-    if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8 text"
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return f"cannot load: {text}"
-
-
-def _check_configuration(
-    configuration: k8s_client.Configuration, file: str, *, cluster: object, user: object
-) -> None:
-    """Refuse, before any request, what would fail on every request (or leak a secret).
-
-    A token goes into an HTTP header: a newline or other control character in it would
-    split the header (aiohttp refuses it with a traceback on the first request). A server
-    URL with ``user:password@`` would put a password into every log line that names the
-    server, and with a token aiohttp refuses to send both.
-    """
-    token = configuration.get_api_key_with_prefix("BearerToken", alias="authorization") or ""
-    bad = next((ch for ch in str(token) if ord(ch) < 0x20 or ord(ch) == 0x7F), None)
-    if bad is not None:
-        what = "a line break" if bad in "\r\n" else f"the control character U+{ord(bad):04X}"
-        raise KubeconfigError(
-            file,
-            f"users[name={user}].user.token",
-            f"contains {what}; a token is sent in an HTTP header and must be one line",
-        )
-    if urllib.parse.urlsplit(str(configuration.host)).username is not None:
-        raise KubeconfigError(
-            file,
-            f"clusters[name={cluster}].cluster.server",
-            "must not contain credentials (user:password@); put them under users[].user",
-        )
-
-
-def _incluster_namespace() -> str | None:
-    try:
-        with open("/var/run/secrets/kubernetes.io/serviceaccount/namespace") as f:
-            return f.read().strip() or None
-    except OSError:
-        return None
 
 
 async def create_client(

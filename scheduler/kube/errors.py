@@ -19,6 +19,7 @@ MAX_MESSAGE = 512
 """Characters of the server's message kept in an exception (the rest is cut)."""
 
 __all__ = [
+    "TRANSIENT",
     "ApiError",
     "BadRequest",
     "Conflict",
@@ -99,6 +100,11 @@ class TooManyRequests(ApiError):
 
 class ServerError(ApiError):
     """5xx: the server failed; idempotent requests may be retried."""
+
+
+TRANSIENT = (TooManyRequests, ServerError, TransportError)
+"""The failures a retry may outlast (throttled, the server failing, no answer), for
+``except errors.TRANSIENT``: idempotent requests and binds are retried on these alone."""
 
 
 def retry_after_of(headers: Mapping[str, str], body: Mapping[str, object]) -> float | None:

@@ -177,7 +177,7 @@ class LeaderElector:
         except errors.NotFound:
             return await self._create(sent, wall, limit=timeout)
         except errors.ApiError as e:
-            log.info("lease_get_failed", error=str(e))
+            self._failed("lease_get_failed", e)
             return False
         meta = lease.get("metadata") or {}
         spec = dict(lease.get("spec") or {})
@@ -205,7 +205,7 @@ class LeaderElector:
                 "PUT", self._path, body=body, timeout=timeout, retries=0
             )
         except errors.ApiError as e:
-            log.info("lease_update_failed", error=str(e), conflict=isinstance(e, errors.Conflict))
+            self._failed("lease_update_failed", e, conflict=isinstance(e, errors.Conflict))
             return False
         self._observe_written(written, new_spec, sent)
         return True
@@ -231,7 +231,7 @@ class LeaderElector:
         try:
             written = await self._api.request("POST", collection, body=body, timeout=limit)
         except errors.ApiError as e:
-            log.info("lease_create_failed", error=str(e))
+            self._failed("lease_create_failed", e)
             return False
         self._observe_written(written, spec, sent)
         return True
@@ -271,6 +271,17 @@ class LeaderElector:
             log.warning("lease_release_failed", error=str(e))
         else:
             log.info("lease_released", identity=self.identity)
+
+    def _failed(self, event: str, error: errors.ApiError, **fields: object) -> None:
+        """A Lease request failed: a retry while the API server is away or throttles (the
+        client's rate-limited ``retry_log``), else an answer worth its info line (a 409:
+        another replica wrote first; a 403)."""
+        if isinstance(error, errors.TRANSIENT):
+            self._api.retry_log.retrying(
+                event, source="leader", logger=log, error=str(error), **fields
+            )
+        else:
+            log.info(event, error=str(error), **fields)
 
     # -- state ----------------------------------------------------------------------------
 

@@ -9,7 +9,8 @@ of records:
 - stdlib loggers — kopf, aiohttp, the kubernetes client — reach the same root
   handler, whose `ProcessorFormatter` runs the same chain as
   ``foreign_pre_chain``. So every line has one format (JSON or console) and one
-  timestamp style.
+  timestamp style. Their info lines are written as debug, their warnings and
+  errors as they are (`scheduler.logs.foreign`).
 
 Security requirement: no credential may ever reach the log output. The last
 processor before rendering, `redact_secrets`, replaces the value of any field
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Literal, TextIO
 import structlog
 
 from scheduler.logs import TRACE
+from scheduler.logs.foreign import ForeignRecords
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -147,9 +149,10 @@ def configure_logging(
     ``fmt`` picks one JSON object per line (for collectors) or the console
     renderer (for people); ``level`` is a stdlib level name (``debug``,
     ``info``, ``warning``, ``error``, ``critical``) or ``trace``, and applies to
-    our loggers and foreign ones alike, except kopf's per-handler lines, which
-    below warning only trace writes (:data:`PER_HANDLER_LOGGER`); ``stream``
-    defaults to ``sys.stderr``.
+    our loggers and foreign ones alike; a foreign library's info line counts as
+    debug (:class:`~scheduler.logs.foreign.ForeignRecords`), and kopf's
+    per-handler lines below warning only trace writes (:data:`PER_HANDLER_LOGGER`);
+    ``stream`` defaults to ``sys.stderr``.
 
     Idempotent: a second call replaces the handler installed by the first
     instead of adding another. Handlers installed by others (pytest's capture)
@@ -201,6 +204,7 @@ def configure_logging(
     )
     handler = logging.StreamHandler(out)
     handler.setFormatter(formatter)
+    handler.addFilter(ForeignRecords(numeric_level))
     setattr(handler, _HANDLER_MARK, True)
 
     root = logging.getLogger()

@@ -13,7 +13,7 @@ def run(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m scheduler.sim", description="Kubernetes API emulator"
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=cli.OneLineParser)
     cli.add_arguments(sub.add_parser("serve", help="run the API emulator in the foreground"))
     return cli.main(parser.parse_args(argv))
 

@@ -18,11 +18,13 @@ from typing import Any
 
 import pytest
 from deploy_support import ROOT, one
+from kubernetes import client as k8s_client
 
 from scheduler.cycle.eventhandlers import EventHandlers
-from scheduler.kube.controller.kinds import Kind
+from scheduler.kube.client import ApiClient
 from scheduler.kube.controller.operator import Controller
 from scheduler.kube.controller.settings import ControllerOptions, operator_settings
+from scheduler.kube.kinds import Kind
 from tests.harness import scheduler_for
 
 KUBE = ROOT / "scheduler" / "kube"
@@ -32,18 +34,18 @@ LEASE = "/apis/coordination.k8s.io/v1/namespaces/{}/leases/{}"
 # (module under scheduler/kube, method, path template, the template is a literal in the code)
 CALLS: list[tuple[str, str, str, bool]] = [
     # initial LIST, Replace and periodic reconcile: every cached kind (kinds.Kind)
-    ("controller/kinds.py", "GET", "/api/v1/nodes", True),
-    ("controller/kinds.py", "GET", "/api/v1/namespaces", True),
-    ("controller/kinds.py", "GET", "/api/v1/services", True),
-    ("controller/kinds.py", "GET", "/api/v1/replicationcontrollers", True),
-    ("controller/kinds.py", "GET", "/apis/apps/v1/replicasets", True),
-    ("controller/kinds.py", "GET", "/apis/apps/v1/statefulsets", True),
-    ("controller/kinds.py", "GET", "/apis/storage.k8s.io/v1/storageclasses", True),
-    ("controller/kinds.py", "GET", "/api/v1/persistentvolumes", True),
-    ("controller/kinds.py", "GET", "/api/v1/persistentvolumeclaims", True),
-    ("controller/kinds.py", "GET", "/apis/storage.k8s.io/v1/csinodes", True),
-    ("controller/kinds.py", "GET", "/apis/policy/v1/poddisruptionbudgets", True),
-    ("controller/kinds.py", "GET", "/api/v1/pods", True),
+    ("kinds.py", "GET", "/api/v1/nodes", True),
+    ("kinds.py", "GET", "/api/v1/namespaces", True),
+    ("kinds.py", "GET", "/api/v1/services", True),
+    ("kinds.py", "GET", "/api/v1/replicationcontrollers", True),
+    ("kinds.py", "GET", "/apis/apps/v1/replicasets", True),
+    ("kinds.py", "GET", "/apis/apps/v1/statefulsets", True),
+    ("kinds.py", "GET", "/apis/storage.k8s.io/v1/storageclasses", True),
+    ("kinds.py", "GET", "/api/v1/persistentvolumes", True),
+    ("kinds.py", "GET", "/api/v1/persistentvolumeclaims", True),
+    ("kinds.py", "GET", "/apis/storage.k8s.io/v1/csinodes", True),
+    ("kinds.py", "GET", "/apis/policy/v1/poddisruptionbudgets", True),
+    ("kinds.py", "GET", "/api/v1/pods", True),
     # the typed informers' paginated LIST and WATCH of pods and nodes (kind.path)
     ("intake/reflector.py", "GET", "/api/v1/pods", False),
     ("intake/reflector.py", "GET", "/api/v1/nodes", False),
@@ -216,7 +218,7 @@ def test_every_http_method_in_the_code_is_in_the_table() -> None:
     found = {(name, m) for name, tree in modules.items() for m in http_methods(tree)}
     # client.py names the idempotent methods in a set, not in calls; it issues none itself.
     # kinds.py only names the paths; sync.py requests them.
-    table = {(LISTS if name == "controller/kinds.py" else name, m) for name, m, _, _ in CALLS}
+    table = {(LISTS if name == "kinds.py" else name, m) for name, m, _, _ in CALLS}
     assert found == table
 
 
@@ -231,8 +233,8 @@ def test_no_api_paths_outside_kube_and_sim() -> None:
 
 def test_kinds_paths_are_literals_in_kinds_py() -> None:
     """Every kind's LIST path is written out in kinds.py (the table above can be checked)."""
-    found = api_paths(_modules(KUBE)["controller/kinds.py"])
-    assert found == {path for name, _, path, _ in CALLS if name == "controller/kinds.py"}
+    found = api_paths(_modules(KUBE)["kinds.py"])
+    assert found == {path for name, _, path, _ in CALLS if name == "kinds.py"}
     assert {kind.path for kind in Kind} == found
 
 
@@ -241,12 +243,14 @@ def test_kopf_watches_every_kind_and_writes_nothing() -> None:
     handlers = kopf_handlers(_modules(KUBE)["controller/operator.py"])
     assert sorted(kind for kind, _ in handlers) == ["event", "login"]
     scheduler, _, _ = scheduler_for([])
+    configuration = k8s_client.Configuration()
+    configuration.host = "http://127.0.0.1:1"
     controller = Controller(
         EventHandlers(scheduler),
-        client=None,
+        client=ApiClient(configuration),  # no I/O here
         metrics=scheduler.metrics,
         reporter=scheduler.reporter,
-    )  # type: ignore[arg-type]  # no I/O here
+    )
     registry = controller.registry._watching.get_all_handlers()  # kopf's own view
     selectors = [h.selector for h in registry if h.selector is not None]
     watched = {(s.group or "", s.any_name) for s in selectors}

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from scheduler.cycle.eventhandlers import EventHandlers
-from scheduler.kube.controller.kinds import Kind
 from scheduler.kube.controller.nodes import NodeEvents
 from scheduler.kube.controller.pods import PodEvents
 from scheduler.kube.controller.settings import ControllerOptions
@@ -25,6 +24,7 @@ from scheduler.kube.controller.sync import CacheSync, Synced
 from scheduler.kube.intake.appliers import NodeIntake, PodIntake
 from scheduler.kube.intake.peek import peek_pod
 from scheduler.kube.intake.reflector import Reflector
+from scheduler.kube.kinds import Kind
 from scheduler.model.keys import Uid
 from scheduler.model.parse import pod_from_raw
 from scheduler.sim.discovery import PODS

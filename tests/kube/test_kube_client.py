@@ -8,13 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from scheduler.kube import errors
-from scheduler.kube.client import (
-    ApiClient,
-    KubeconfigError,
-    backoff_delay,
-    create_client,
-    load_configuration,
-)
+from scheduler.kube.client import ApiClient, backoff_delay, create_client
 from scheduler.sim.faults import FaultConfig
 from scheduler.sim.kubeconfig import write_kubeconfig
 from tests.kube.kube_helpers import TOKEN, FailFirst, create_pod
@@ -56,7 +50,7 @@ async def test_credential_is_reused_and_read_again_after_a_401(
         reads.append(current["token"])
         return f"Bearer {current['token']}"
 
-    monkeypatch.setattr(api._config, "get_api_key_with_prefix", read)
+    monkeypatch.setattr(api.access.configuration, "get_api_key_with_prefix", read)
     for _ in range(5):
         await api.request("GET", "/api/v1/nodes")
     assert reads == [TOKEN]
@@ -171,66 +165,3 @@ def test_backoff_delay() -> None:
     for attempt in range(6):
         d = backoff_delay(attempt, base=0.1, cap=1.0)
         assert 0.5 * min(1.0, 0.1 * 2**attempt) <= d <= 1.5 * min(1.0, 0.1 * 2**attempt)
-
-
-def _kubeconfig(server: str = "https://127.0.0.1:6443", user: str = "token: abc") -> str:
-    return (
-        "apiVersion: v1\nkind: Config\n"
-        f"clusters: [{{name: c1, cluster: {{server: '{server}'}}}}]\n"
-        f"users: [{{name: u1, user: {{{user}}}}}]\n"
-        "contexts: [{name: x, context: {cluster: c1, user: u1, namespace: team}}]\n"
-        "current-context: x\n"
-    )
-
-
-@pytest.mark.parametrize(
-    ("text", "needle"),
-    [
-        pytest.param(
-            _kubeconfig(user='token: "abc\\n"'),
-            "users[name=u1].user.token: contains a line break",
-            id="token-newline",
-        ),
-        pytest.param(
-            _kubeconfig(user='token: "ab\\x07c"'),
-            "users[name=u1].user.token: contains the control character U+0007",
-            id="token-bell",
-        ),
-        pytest.param(
-            _kubeconfig(server="https://admin:s3cret@127.0.0.1:6443"),
-            "clusters[name=c1].cluster.server: must not contain credentials",
-            id="credentials-in-url",
-        ),
-        pytest.param("\u00ff\u00fe binary", "cannot load:", id="not-a-kubeconfig"),
-        pytest.param("apiVersion: v1\nkind: Config\n", "cannot load:", id="no-context"),
-    ],
-)
-def test_unusable_kubeconfig_is_one_line_naming_file_and_field(
-    tmp_path: Path, text: str, needle: str
-) -> None:
-    """Refused at load, before any request, never echoing a secret."""
-    path = tmp_path / "kubeconfig"
-    path.write_text(text)
-    with pytest.raises(KubeconfigError) as caught:
-        load_configuration(str(path))
-    message = str(caught.value)
-    assert message.startswith(f"{path}: ")
-    assert needle in message
-    assert "\n" not in message
-    assert "s3cret" not in message
-    assert "abc" not in message
-
-
-def test_binary_kubeconfig_is_a_kubeconfig_error(tmp_path: Path) -> None:
-    path = tmp_path / "kubeconfig"
-    path.write_bytes(bytes(range(128, 256)))
-    with pytest.raises(KubeconfigError, match="not UTF-8 text"):
-        load_configuration(str(path))
-
-
-def test_good_kubeconfig_loads_with_namespace(tmp_path: Path) -> None:
-    path = tmp_path / "kubeconfig"
-    path.write_text(_kubeconfig())
-    configuration, namespace = load_configuration(str(path))
-    assert configuration.host == "https://127.0.0.1:6443"
-    assert namespace == "team"

@@ -13,8 +13,8 @@ import pytest
 
 from scheduler.batching.signature import is_exact
 from scheduler.cycle.eventhandlers import EventHandlers
-from scheduler.kube.controller.kinds import Kind, key_of
 from scheduler.kube.controller.objects import PARSERS, ObjectEvents
+from scheduler.kube.kinds import Kind, key_of
 from scheduler.metrics.registry import Metrics
 from scheduler.model.parse import pod_from_raw
 from scheduler.model.workloads import ControllerKind

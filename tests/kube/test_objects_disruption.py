@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scheduler.cycle.eventhandlers import EventHandlers
-from scheduler.kube.controller.kinds import Kind
 from scheduler.kube.controller.objects import ObjectEvents
+from scheduler.kube.kinds import Kind
 from scheduler.model.parse import pod_from_raw
 from scheduler.queueing.queued_pod import Pool
 from tests.builders import make_pod

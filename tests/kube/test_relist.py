@@ -21,7 +21,8 @@ from kopf._cogs.clients import watching
 from scheduler.kube import errors
 from scheduler.kube.controller import relist
 from scheduler.kube.controller.relist import GRACE, MAX_DELAY, QUIET, RETRY, Relists
-from scheduler.kube.controller.sync import Cause, Kind
+from scheduler.kube.kinds import Kind
+from scheduler.kube.listing import Cause
 
 pytestmark = pytest.mark.looptime
 

@@ -14,14 +14,9 @@ import pytest
 from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.kube.controller.nodes import NodeEvents
 from scheduler.kube.controller.pods import PodEvents
-from scheduler.kube.controller.sync import (
-    LISTING_POLL,
-    LISTING_QUIET,
-    CacheSync,
-    Cause,
-    Kind,
-    Synced,
-)
+from scheduler.kube.controller.sync import LISTING_POLL, LISTING_QUIET, CacheSync, Synced
+from scheduler.kube.kinds import Kind
+from scheduler.kube.listing import Cause
 from scheduler.metrics.registry import Metrics
 from scheduler.model.parse_pod import pod_from_raw
 from scheduler.sim.discovery import NODES, PODS

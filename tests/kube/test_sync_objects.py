@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scheduler.cycle.eventhandlers import EventHandlers
-from scheduler.kube.controller.kinds import Kind
 from scheduler.kube.controller.nodes import NodeEvents
 from scheduler.kube.controller.objects import PARSERS, ObjectEvents
 from scheduler.kube.controller.pods import PodEvents
-from scheduler.kube.controller.sync import CacheSync, Cause, Synced
+from scheduler.kube.controller.sync import CacheSync, Synced
+from scheduler.kube.kinds import Kind
+from scheduler.kube.listing import Cause
 from scheduler.metrics.registry import Metrics
 from scheduler.model.workloads import ControllerKind
 from scheduler.sim.discovery import REPLICA_SETS, SERVICES

@@ -29,7 +29,8 @@ def test_ten_percent_of_writes_fail_and_nothing_is_lost(
     _, api, kubeconfig = make_sim(FaultConfig(fail_rates=dict.fromkeys(WRITES, 0.1), seed=8))
     work = mixed_workload("e-", general=30, per_node=16, overflow=20, zone_pods=60)
     create_paced(api, work.nodes)
-    proc = SchedulerProc(kubeconfig, tmp_path / "scheduler.log")
+    # At debug: the binder's retries beyond one warning per 30 s are debug lines (retry_log).
+    proc = SchedulerProc(kubeconfig, tmp_path / "scheduler.log", level="debug")
     try:
         proc.wait_ready()
         started = time.monotonic()

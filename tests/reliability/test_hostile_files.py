@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.cli.main import main
-from scheduler.kube.client import KubeconfigError, load_configuration
+from scheduler.kube.kubeconfig import KubeconfigError, load_configuration
 from scheduler.logs.setup import configure_logging
 from tests.builders import make_node, make_pod
 

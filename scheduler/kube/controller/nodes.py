@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from scheduler import logs
+from scheduler.kube.kinds import resource_version
 from scheduler.model.errors import ModelError
 from scheduler.model.parse import node_from_raw
 
@@ -37,12 +38,6 @@ def _name_of(raw: Mapping[str, object]) -> str:
     meta = raw.get("metadata")
     name = meta.get("name") if isinstance(meta, Mapping) else None
     return name if isinstance(name, str) else ""
-
-
-def _version(raw: Mapping[str, object]) -> str:
-    meta = raw.get("metadata")
-    version = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
-    return version if isinstance(version, str) else ""
 
 
 class NodeEvents:
@@ -62,7 +57,7 @@ class NodeEvents:
             return
         if event_type is None:
             held = self.versions.get(_name_of(raw))
-            if held is not None and held == _version(raw) != "":
+            if held is not None and held == resource_version(raw) != "":
                 return  # listed again (a re-list after 410): already applied
         try:
             node = node_from_raw(raw)

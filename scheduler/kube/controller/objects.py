@@ -10,7 +10,7 @@ per problem naming the object and field, counted in ``batch_scheduler_bad_object
 and the copy we held leaves the cache: a selector we cannot read may be the one that should
 spread the pods.
 
-Synchronous and await-free, like ``pods`` and ``nodes``. Neighbours: ``kinds`` (the kind
+Synchronous and await-free, like ``pods`` and ``nodes``. Neighbours: ``kube.kinds`` (the kind
 table), ``operator`` (kopf), ``sync`` (LISTs feed :meth:`ObjectEvents.apply` and remove
 through :meth:`ObjectEvents.remove`).
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler import logs
-from scheduler.kube.controller.kinds import Kind, key_of, resource_version
+from scheduler.kube.kinds import Kind, key_of, resource_version
 from scheduler.model.errors import ModelError
 from scheduler.model.parse import controller_from_raw, namespace_from_raw, service_from_raw
 from scheduler.model.parse_disruption import pdb_from_raw

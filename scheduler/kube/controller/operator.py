@@ -2,7 +2,7 @@
 
 :class:`Controller` owns one event applier per cached kind (``pods``, ``nodes``, and
 ``objects`` for namespaces, services, controllers, storage and budgets: the table is
-``kinds.Kind``), the cache sync (``sync``), the typed informers of pods and nodes
+``kube.kinds.Kind``), the cache sync (``sync``), the typed informers of pods and nodes
 (``kube.intake``: one reflector each, the appliers behind a cheap peek) and one
 ``kopf.OperatorRegistry`` holding exactly:
 
@@ -26,10 +26,14 @@ safety net, until :meth:`Controller.stop`; the ``synced`` gate opens once kopf h
 delivered its own listing (``sync``); one log line then says how many queued pods default
 topology spreading keeps from batching (``default_spreading_unsignable``). kopf installs
 SIGINT/SIGTERM handlers of its own when it runs in the main thread; ``ready`` is set once
-it has, so the composition root can put its handlers back (``app.runtime``).
+it has, so the composition root can put its handlers back (``app.runtime``). While kopf
+runs, its request retries are our rate-limited lines, not its error records
+(``kopf_retries``).
 
-Neighbours: ``settings`` (kopf settings), ``kube.client`` (credentials, LISTs); the binder,
-reporter and leader are siblings this package never imports (an import contract).
+Neighbours: ``settings`` (kopf settings), ``kube.client`` (credentials, LISTs),
+``kube.intake`` (the informers this runs; they import nothing of this package); the
+binder, reporter, preemption, leader and volume binder are siblings this package never
+imports (import contracts).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import kopf
 
 from scheduler import logs
-from scheduler.kube.controller.kinds import INFORMED, Kind
+from scheduler.kube.controller.kopf_retries import KopfRetries
 from scheduler.kube.controller.nodes import NodeEvents
 from scheduler.kube.controller.objects import PARSERS, ObjectEvents
 from scheduler.kube.controller.pods import PodEvents
@@ -50,6 +54,8 @@ from scheduler.kube.controller.settings import ControllerOptions, operator_setti
 from scheduler.kube.controller.sync import Applier, CacheSync, Synced
 from scheduler.kube.intake.appliers import NodeIntake, PodIntake
 from scheduler.kube.intake.reflector import Reflector
+from scheduler.kube.kinds import INFORMED, Kind
+from scheduler.logs import foreign
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -149,9 +155,11 @@ class Controller:
                 client, kind, intake, sync=self.sync, options=self.options
             )
         self.kopf_kinds = tuple(kind for kind in Kind if kind not in INFORMED)
-        self.relists = Relists(self.sync.replace, self.kopf_kinds)
+        self.relists = Relists(self.sync.replace, self.kopf_kinds, retry_log=client.retry_log)
         """Runs kube's Replace soon after kopf (re-)listed a kind (``relist``)."""
         self.registry = build_registry(client, sync=self.sync, relists=self.relists)
+        self.kopf_retries = KopfRetries(client.retry_log)
+        """Takes kopf's request-retry error records while kopf runs (``kopf_retries``)."""
         self._stop = asyncio.Event()
 
     def _lister(self, kind: Kind) -> Callable[[], Awaitable[int]]:
@@ -187,35 +195,40 @@ class Controller:
         restarts = WatchRestarts(restarted, self.kopf_kinds)
         restarts.install()
         try:
-            async with asyncio.TaskGroup() as tg:
-                tasks = [
-                    tg.create_task(self.sync.repair_forever(), name="cache-repair"),
-                    # One per kind, created here: kopf cancels tasks created after its
-                    # start only after waiting 5 s for them (``Relists.serve``).
-                    *(
-                        tg.create_task(self.relists.serve(k), name=f"relist-{k}")
-                        for k in self.kopf_kinds
-                    ),
-                    *(
-                        tg.create_task(reflector.run(), name=f"informer-{k}")
-                        for k, reflector in self.reflectors.items()
-                    ),
-                    tg.create_task(self._synced(loop.time), name="watch-listing"),
-                ]
-                await kopf.operator(
-                    registry=self.registry,
-                    settings=operator_settings(self.options),
-                    memo=kopf.Memo(),
-                    clusterwide=True,
-                    standalone=True,
-                    stop_flag=self._stop,
-                    ready_flag=self.ready,
-                )
-                for task in tasks:
-                    task.cancel()
+            with foreign.taking(self.kopf_retries):
+                await self._run_kopf(loop.time)
         finally:
             restarts.uninstall()
         log.info("controller_stopped")
+
+    async def _run_kopf(self, clock: Callable[[], float]) -> None:
+        """kopf until :meth:`stop`, beside the informers, the Replaces and the safety net."""
+        async with asyncio.TaskGroup() as tg:
+            tasks = [
+                tg.create_task(self.sync.repair_forever(), name="cache-repair"),
+                # One per kind, created here: kopf cancels tasks created after its
+                # start only after waiting 5 s for them (``Relists.serve``).
+                *(
+                    tg.create_task(self.relists.serve(k), name=f"relist-{k}")
+                    for k in self.kopf_kinds
+                ),
+                *(
+                    tg.create_task(reflector.run(), name=f"informer-{k}")
+                    for k, reflector in self.reflectors.items()
+                ),
+                tg.create_task(self._synced(clock), name="watch-listing"),
+            ]
+            await kopf.operator(
+                registry=self.registry,
+                settings=operator_settings(self.options),
+                memo=kopf.Memo(),
+                clusterwide=True,
+                standalone=True,
+                stop_flag=self._stop,
+                ready_flag=self.ready,
+            )
+            for task in tasks:
+                task.cancel()
 
     async def _synced(self, clock: Callable[[], float]) -> None:
         """Open the gate once kopf's listing is in, then say what default spreading costs:

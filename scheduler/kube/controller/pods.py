@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from scheduler import logs
+from scheduler.kube.kinds import object_ref, resource_version
 from scheduler.model.errors import ModelError
 from scheduler.model.keys import Uid
 from scheduler.model.parse import pod_from_raw
@@ -44,20 +45,6 @@ def _mapping(value: object) -> Mapping[str, object]:
 
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
-
-
-def object_ref(raw: Mapping[str, object]) -> tuple[str, str, str]:
-    """(namespace, name, uid) of a raw object, tolerating garbage (for errors about it)."""
-    meta = _mapping(raw.get("metadata"))
-    return (
-        _text(meta.get("namespace")) or "default",
-        _text(meta.get("name")),
-        _text(meta.get("uid")),
-    )
-
-
-def resource_version(raw: Mapping[str, object]) -> str:
-    return _text(_mapping(raw.get("metadata")).get("resourceVersion"))
 
 
 def _identity_only(namespace: str, name: str, uid: str) -> Pod:

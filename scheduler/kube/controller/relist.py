@@ -48,8 +48,9 @@ from typing import TYPE_CHECKING
 
 from scheduler import logs
 from scheduler.kube import errors
-from scheduler.kube.controller.kinds import Kind
-from scheduler.kube.controller.sync import Cause
+from scheduler.kube.kinds import Kind
+from scheduler.kube.listing import Cause
+from scheduler.kube.retry_log import RetryLog
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
@@ -115,9 +116,15 @@ class Relists:
     """
 
     def __init__(
-        self, replace: Callable[..., Awaitable[object]], kinds: Iterable[Kind] = tuple(Kind)
+        self,
+        replace: Callable[..., Awaitable[object]],
+        kinds: Iterable[Kind] = tuple(Kind),
+        *,
+        retry_log: RetryLog | None = None,
     ) -> None:
         self._replace = replace
+        self._retry_log = retry_log or RetryLog()
+        """Where a failed Replace is reported: the client's (rate-limited per kind)."""
         """``CacheSync.replace``: called as ``replace(kind, cause=..., since=...)``."""
         self._demands = {kind: _Demand() for kind in kinds}
         """The kinds kopf watches (the informers' kinds re-list by themselves)."""
@@ -182,7 +189,14 @@ class Relists:
             try:
                 await self._replace(kind, cause=cause, since=origin)
             except errors.ApiError as exc:
-                log.warning("relist_replace_failed", kind=kind, error=str(exc), retry_in=RETRY)
+                self._retry_log.retrying(
+                    "relist_replace_failed",
+                    source=str(kind),
+                    logger=log,
+                    kind=str(kind),
+                    error=str(exc),
+                    retry_in=RETRY,
+                )
                 demand.retry = (self._now() + RETRY, cause)
                 demand.origin = origin if demand.origin is None else min(origin, demand.origin)
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import kopf
 
+from scheduler.kube.listing import LIST_CHUNK
+
 ERROR_BACKOFFS = (0.5, 1, 2, 4, 8)
 """Seconds between kopf's retries of failed API calls (its default climbs to 21 s, which
 would leave a scheduler blind for that long after a brief API outage)."""
@@ -42,11 +44,6 @@ class NoDiffBase(kopf.DiffBaseStorage):
 
     def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: object) -> None:
         return None
-
-
-LIST_CHUNK = 500
-"""Objects per LIST page (``limit``), kopf's and our reconciling LISTs alike: bounds one
-response's size on big clusters."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +77,8 @@ def operator_settings(options: ControllerOptions) -> kopf.OperatorSettings:
     settings.watching.connect_timeout = options.connect_timeout
     settings.networking.connect_timeout = options.connect_timeout
     settings.networking.error_backoffs = ERROR_BACKOFFS
-    # kopf's LIST in pages, as our own (``sync.PAGE``): one response for a whole big cluster
-    # is a memory peak the process keeps (its RSS does not shrink back).
+    # kopf's LIST in pages, as our own (``listing.LIST_CHUNK``): one response for a whole big
+    # cluster is a memory peak the process keeps (its RSS does not shrink back).
     settings.watching.chunk_size = LIST_CHUNK
     # Per-object workers that idle exit quickly: a churning cluster has many short-lived pods.
     settings.queueing.idle_timeout = 1.0

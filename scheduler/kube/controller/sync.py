@@ -35,24 +35,24 @@ watch that is merely late (held off, reconnecting), so an object it lacks is rem
 if it is still cached, unchanged, ``REPAIR_GRACE`` seconds later; each one counts in
 ``batch_scheduler_cache_repairs_total{kind}``, which should stay 0.
 
-Neighbours: ``kinds`` (what is listed, and where), the appliers ``pods``/``nodes``/``objects``
-(where listed objects are applied and removed; :class:`Applier` is what they share), ``relist``
-(decides when to :meth:`CacheSync.replace`), ``operator`` (runs :meth:`CacheSync.initial`
-before kopf and :meth:`CacheSync.repair_forever` beside it), ``kube.client`` (the LISTs).
+Neighbours: ``kube.kinds`` (what is listed, and where), ``kube.listing`` (page size, the
+causes), the appliers ``pods``/``nodes``/``objects`` (where listed objects are applied and
+removed; :class:`Applier` is what they share), ``relist`` (decides when to
+:meth:`CacheSync.replace`), ``operator`` (runs :meth:`CacheSync.initial` before kopf and
+:meth:`CacheSync.repair_forever` beside it), ``kube.client`` (the LISTs).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from enum import StrEnum, unique
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scheduler import logs
 from scheduler.kube import errors
 from scheduler.kube.client import backoff_delay
-from scheduler.kube.controller.kinds import Kind, key_of
-from scheduler.kube.controller.settings import LIST_CHUNK
+from scheduler.kube.kinds import Kind, key_of
+from scheduler.kube.listing import LIST_CHUNK, Cause
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from scheduler.kube.controller.pods import PodEvents
     from scheduler.metrics.registry import Metrics
 
-__all__ = ["Applier", "CacheSync", "Cause", "Kind", "Synced", "list_pages", "newer_or_unknown"]
+__all__ = ["Applier", "CacheSync", "Synced", "list_pages", "newer_or_unknown"]
 
 log = logs.get_logger(__name__)
 
@@ -77,20 +77,6 @@ LISTING_QUIET = 2.0
 (objects deleted between our LIST and kopf's never come; a failing LIST is retried)."""
 LISTING_POLL = 0.05
 """Seconds between checks of kopf's listing progress."""
-
-
-@unique
-class Cause(StrEnum):
-    """Why a reconciling LIST ran (the ``cause`` field of ``reconcile_removed``)."""
-
-    LISTED = "listed"
-    """kopf delivered listed objects: its initial listing, or a re-list."""
-    WATCH_RESTART = "watch-restart"
-    """kopf's watch got 410 Gone and no listed object followed: an empty re-list."""
-    RELIST = "relist"
-    """An informer (``kube.intake``) re-listed its kind: after a 410, or a failed watch."""
-    PERIODIC = "periodic"
-    """The safety net (``--resync-interval``): what it removes is a repair."""
 
 
 class Applier(Protocol):
@@ -211,8 +197,13 @@ class CacheSync:
             except errors.ApiError as exc:
                 delay = backoff_delay(attempt, base=0.2, cap=5.0)
                 attempt += 1
-                log.warning(
-                    "initial_list_failed", kind=kind, error=str(exc), retry_in=round(delay, 2)
+                self.client.retry_log.retrying(
+                    "initial_list_failed",
+                    source=str(kind),
+                    logger=log,
+                    kind=kind,
+                    error=str(exc),
+                    retry_in=round(delay, 2),
                 )
                 await asyncio.sleep(delay)
         # kopf's own listing is awaited for the kinds it watches only.
@@ -290,7 +281,7 @@ class CacheSync:
             try:
                 await self.repair()
             except errors.ApiError as exc:
-                log.warning("reconcile_failed", error=str(exc))
+                self.client.retry_log.retrying("reconcile_failed", logger=log, error=str(exc))
 
     async def repair(self, *, grace: float = REPAIR_GRACE) -> dict[Kind, int]:
         """LIST every kind; remove what they lack and is still cached, unchanged,

@@ -23,12 +23,11 @@ as (fingerprint, base, rest, nodeName) per pod and a fingerprint per node:
 * anything else of a pod template parsed before (the next pod of a ReplicaSet or a Job:
   ``templates``): that record with this pod's identity goes to the handlers;
 * anything else: decoded in full and parsed (``model.parse``) by the controller's
-  :class:`~scheduler.kube.controller.pods.PodEvents` /
-  :class:`~scheduler.kube.controller.nodes.NodeEvents`, as kopf's events were: the same
-  handler calls, the same bad-object reports naming object and field.
+  ``PodEvents`` / ``NodeEvents`` (``ports.PodApplier`` / ``ports.NodeApplier``), as kopf's
+  events were: the same handler calls, the same bad-object reports naming object and field.
 
 Synchronous and await-free. Neighbours: ``reflector`` (feeds :meth:`PodIntake.apply_event`),
-``kube.controller`` (the appliers and the sync this wraps).
+``ports`` (the controller's appliers this wraps, as protocols).
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ import msgspec
 import orjson
 
 from scheduler import logs
-from scheduler.kube.controller.pods import object_ref, resource_version
 from scheduler.kube.intake.peek import (
     Buffer,
     NodeEvent,
@@ -56,14 +54,14 @@ from scheduler.kube.intake.peek import (
     pod_peek,
 )
 from scheduler.kube.intake.templates import PodTemplates
+from scheduler.kube.kinds import object_ref, resource_version
 from scheduler.model.errors import ModelError
 from scheduler.model.keys import Uid
 from scheduler.model.parse import pod_with_status
 
 if TYPE_CHECKING:
-    from scheduler.kube.controller.nodes import NodeEvents
-    from scheduler.kube.controller.pods import PodEvents
     from scheduler.kube.intake.peek import NodePeek, PodPeek
+    from scheduler.kube.intake.ports import NodeApplier, PodApplier
     from scheduler.metrics.registry import Metrics
     from scheduler.model.pod import Pod
 
@@ -100,9 +98,10 @@ class _Counts:
 
 
 class PodIntake:
-    """Raw pod events into :class:`PodEvents`; see the module docstring."""
+    """Raw pod events into a :class:`~scheduler.kube.intake.ports.PodApplier` (the
+    controller's ``PodEvents``); see the module docstring."""
 
-    def __init__(self, events: PodEvents, *, metrics: Metrics) -> None:
+    def __init__(self, events: PodApplier, *, metrics: Metrics) -> None:
         self.events = events
         self.metrics = metrics
         self.handlers = events.handlers
@@ -293,9 +292,10 @@ class PodIntake:
 
 
 class NodeIntake:
-    """Raw node events into :class:`NodeEvents`; see the module docstring."""
+    """Raw node events into a :class:`~scheduler.kube.intake.ports.NodeApplier` (the
+    controller's ``NodeEvents``); see the module docstring."""
 
-    def __init__(self, events: NodeEvents, *, metrics: Metrics) -> None:
+    def __init__(self, events: NodeApplier, *, metrics: Metrics) -> None:
         self.events = events
         self.metrics = metrics
         self.counts = _Counts()

@@ -9,12 +9,15 @@ on), applying each event in order, and
 * when the server ends a watch (``timeoutSeconds``), watches again from the last version;
 * on ``410 Expired`` (an ERROR event, or the status of the request) re-lists at once with
   **Replace** semantics: every listed object is applied, then every object we hold that the
-  LIST lacks and that is not newer than it is removed (``sync.CacheSync.replace_listed``:
+  LIST lacks and that is not newer than it is removed (``ports.Replacer``, the controller's
+  ``sync.CacheSync.replace_listed``:
   DELETED synthesized, assumed pods included: they exist in the API until deleted), logged
   as ``reconcile_removed`` with ``cause=relist``;
 * on any other error (connection lost, 5xx, 429, a bad line) backs off (jittered, 0.5 s
-  doubling up to 8 s, as ``settings.ERROR_BACKOFFS``) and watches again from the last
-  version, re-listing only if that one has expired;
+  doubling up to 8 s, as kopf's ``ERROR_BACKOFFS`` in ``controller.settings``) and
+  watches again from the last version, re-listing only if that one has expired; each
+  retry goes to the client's ``retry_log`` (``watch_failed``: a warning per kind at most
+  every 30 s while the API server is away, the rest at debug);
 * resyncs nothing: kube's scheduler informers run without resync, and the periodic safety
   net (``sync.CacheSync.repair``) is a separate, counted check.
 
@@ -22,8 +25,9 @@ Decoding is left to the appliers (``appliers``): each decodes a watch line once,
 kind's typed event (``peek.decode_pod_event``); the reflector reads only the event's type
 and the version to resume from.
 
-Neighbours: ``appliers``, ``kube.client`` (``request_bytes``, ``watch_lines``),
-``kube.controller.operator`` (runs one per hot kind beside kopf).
+Neighbours: ``appliers``, ``ports`` (the Replace and the timeouts it is handed),
+``kube.client`` (``request_bytes``, ``watch_lines``), ``kube.controller.operator`` (runs one
+per hot kind beside kopf; this package never imports it).
 """
 
 from __future__ import annotations
@@ -36,15 +40,13 @@ import msgspec
 from scheduler import logs
 from scheduler.kube import errors
 from scheduler.kube.client import backoff_delay
-from scheduler.kube.controller.settings import LIST_CHUNK
-from scheduler.kube.controller.sync import Cause
 from scheduler.kube.intake.peek import Buffer, PeekError, WatchEvent, decode_event
+from scheduler.kube.listing import LIST_CHUNK, Cause
 
 if TYPE_CHECKING:
     from scheduler.kube.client import ApiClient
-    from scheduler.kube.controller.kinds import Kind
-    from scheduler.kube.controller.settings import ControllerOptions
-    from scheduler.kube.controller.sync import CacheSync
+    from scheduler.kube.intake.ports import Replacer, WatchTimeouts
+    from scheduler.kube.kinds import Kind
 
 __all__ = ["Expired", "RawApplier", "Reflector"]
 
@@ -102,8 +104,8 @@ class Reflector:
         kind: Kind,
         applier: RawApplier,
         *,
-        sync: CacheSync,
-        options: ControllerOptions,
+        sync: Replacer,
+        options: WatchTimeouts,
     ) -> None:
         self.client = client
         self.kind = kind
@@ -138,8 +140,10 @@ class Reflector:
                     continue
                 delay = backoff_delay(attempt, base=BACKOFF_BASE, cap=BACKOFF_CAP)
                 attempt += 1
-                log.warning(
+                self.client.retry_log.retrying(
                     "watch_failed",
+                    source=str(self.kind),
+                    logger=log,
                     kind=str(self.kind),
                     error=str(exc),
                     retry_in=round(delay, 2),

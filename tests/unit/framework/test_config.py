@@ -295,3 +295,43 @@ def test_bad_plugin_args_are_a_config_error() -> None:
     )
     with pytest.raises(ConfigError, match="NodeResourcesFit"):
         profile_for(cluster_of([]), config)
+
+
+def _disabling(point: str, name: str) -> dict[str, object]:
+    return {**HEAD, "profiles": [{"plugins": {point: {"disabled": [{"name": name}]}}}]}
+
+
+@pytest.mark.parametrize(
+    "point",
+    ["multiPoint", "preFilter", "filter", "score", "postFilter", "preBind", "queueSort", "bind"],
+)
+def test_an_unknown_disabled_name_is_an_error_as_an_enabled_one(point: str) -> None:
+    """A typo in ``disabled`` is refused with the path and the message of an enabled typo
+    (kube-scheduler ignores it, leaving the plugin on)."""
+    with pytest.raises(ConfigError) as caught:
+        load_config(_disabling(point, "ImageLocalty"))
+    assert caught.value.path == f"profiles[0].plugins.{point}.disabled[0].name"
+    assert caught.value.message == "unknown plugin 'ImageLocalty'"
+    with pytest.raises(ConfigError) as enabled:
+        load_config(
+            {**HEAD, "profiles": [{"plugins": {"score": {"enabled": [_w("Imagelocal", 1)]}}}]}
+        )
+    assert enabled.value.message == "unknown plugin 'Imagelocal'"
+
+
+@pytest.mark.parametrize(
+    ("point", "name", "plugin_names"),
+    [
+        pytest.param("filter", "*", (), id="the-wildcard"),
+        pytest.param("multiPoint", "*", (), id="the-wildcard-at-multipoint"),
+        pytest.param("score", "ImageLocality", (), id="an-in-tree-plugin"),
+        pytest.param("queueSort", "PrioritySort", (), id="a-plugin-whose-job-the-queue-does"),
+        pytest.param("bind", "DefaultBinder", (), id="a-plugin-whose-job-the-binder-does"),
+        pytest.param("filter", "DynamicResources", (), id="a-plugin-accepted-without-effect"),
+        pytest.param("filter", "Example", ("Example",), id="an-out-of-tree-plugin"),
+    ],
+)
+def test_known_disabled_names_load(point: str, name: str, plugin_names: tuple[str, ...]) -> None:
+    """``*`` and every name an ``enabled`` list accepts may be disabled."""
+    config = load_config(_disabling(point, name), plugin_names=plugin_names)
+    assert [p.scheduler_name for p in config.profiles] == ["batch-scheduler"]

@@ -1,4 +1,5 @@
-"""The kinds the watch side keeps in the cache: one table for the LISTs, kopf and the metrics.
+"""The kinds the watch side keeps in the cache: one table for the LISTs, kopf, the informers
+and the metrics, and how a raw object of one is keyed, versioned and named.
 
 kube-scheduler's informers cover, besides pods and nodes, the Namespaces that
 InterPodAffinity's ``namespaceSelector`` matches, the Services, ReplicationControllers,
@@ -16,8 +17,11 @@ it is queued, and its signature depends on the Services and controllers that sel
 (default spreading) and on whether its claims are bound, so knowing them first signs each
 listed pod once, right.
 
-Neighbours: ``sync`` (LISTs by ``path``, keys by :func:`key_of`), ``operator`` (kopf
-handlers by ``api_version`` and plural), ``objects`` (the appliers of the workload kinds).
+Shared by both watch engines, one layer below them: ``controller`` (kopf for the low-rate
+kinds: ``sync`` LISTs by ``path`` and keys by :func:`key_of`, ``operator`` registers kopf
+handlers by ``api_version`` and plural, ``objects`` applies the workload kinds) and
+``intake`` (the informers of ``INFORMED``, which read :func:`object_ref` and
+:func:`resource_version` of what they cannot peek).
 """
 
 from __future__ import annotations
@@ -125,9 +129,21 @@ def key_of(kind: Kind, raw: Mapping[str, object]) -> str:
 
 
 def resource_version(raw: Mapping[str, object]) -> str:
+    """A raw object's ``metadata.resourceVersion`` (``""`` if it has none)."""
     meta = raw.get("metadata")
     version = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
     return _text(version)
+
+
+def object_ref(raw: Mapping[str, object]) -> tuple[str, str, str]:
+    """(namespace, name, uid) of a raw object, tolerating garbage (for errors about it)."""
+    meta = raw.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    return (
+        _text(meta.get("namespace")) or "default",
+        _text(meta.get("name")),
+        _text(meta.get("uid")),
+    )
 
 
 def _text(value: object) -> str:
