@@ -264,7 +264,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from scheduler.app import explain
+    from scheduler.app import explain, explain_render
     from scheduler.app.config_file import read_config
     from scheduler.logs.setup import configure_logging
 
@@ -287,7 +287,8 @@ def _explain(args: argparse.Namespace) -> int:
         return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except (explain.InputError, explain.ExplainError) as exc:
         return _bad_input(exc)
-    print(explain.to_json(report) if args.output == "json" else explain.render_table(report))
+    json_out = args.output == "json"
+    print(explain_render.to_json(report) if json_out else explain_render.render_table(report))
     return 0
 
 

@@ -13,7 +13,7 @@ does. NormalizeScore runs a second time, on a copy of the raw column: the in-tre
 read only the column and the PreScore state (batching's rescore relies on the same).
 
 Neighbours: ``framework.profile`` (the pieces run here), ``framework.diagnosis`` (kube's
-FailedScheduling message when no node fits), ``app.explain`` (the command and its output).
+FailedScheduling message when no node fits), ``app.explain`` (the command's report) and ``app.explain_render`` (its output).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from scheduler.app import explain
+from scheduler.app import explain, explain_render
 from scheduler.app.simulate import simulate
 from scheduler.app.snapshot_file import snapshot_from_documents
 from scheduler.batching.signature import BatchingMode
@@ -256,7 +256,7 @@ def test_signability_names_the_refusing_plugin(
 
 def test_table_fits_100_columns_and_names_plugins(tmp_path: Path) -> None:
     """The table uses kube's words and stays within 100 columns."""
-    table = explain.render_table(_explain(tmp_path, CLUSTER, "default/web"))
+    table = explain_render.render_table(_explain(tmp_path, CLUSTER, "default/web"))
     assert "TaintToleration" in table
     assert "Insufficient cpu" in table
     assert "NORMALIZED" in table

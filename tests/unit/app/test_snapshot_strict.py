@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from scheduler.app import explain
+from scheduler.app import explain, explain_render
 from scheduler.app.input_file import MAX_DEPTH, InputFileError, parse_documents
 from scheduler.app.simulate import (
     InputError,
@@ -252,7 +252,7 @@ def test_explain_top_keeps_the_best_scored_then_the_rejected(tmp_path: Path) -> 
     everything = explain.select(report, top=100)
     assert everything["nodes"][-1]["node"] == "tiny"
     assert everything["omitted"] == 0
-    assert "(4 more nodes not shown: --top, --node)" in explain.render_table(top)
+    assert "(4 more nodes not shown: --top, --node)" in explain_render.render_table(top)
 
 
 def test_explain_node_shows_that_node_alone(tmp_path: Path) -> None:
@@ -278,4 +278,6 @@ def test_explain_gives_the_gates_as_the_reason(tmp_path: Path) -> None:
     reason = "SchedulingGated: Scheduling is blocked due to non-empty scheduling gates (quota)"
     assert report["gated"] == reason
     assert not any("gate" in note for note in report["notes"])
-    assert explain.render_table(report).splitlines()[1].startswith(f"Not attempted: {reason}")
+    assert (
+        explain_render.render_table(report).splitlines()[1].startswith(f"Not attempted: {reason}")
+    )
