@@ -196,9 +196,9 @@ def select(
     report: Mapping[str, Any], *, top: int | None = None, node: str | None = None
 ) -> dict[str, Any]:
     """The report with only the rows asked for: ``node``'s alone (ExplainError if the
-    snapshot has no such node), or the ``top`` best-scored nodes, then the rejected ones, up
-    to ``top`` rows; ``omitted`` counts the nodes left out. The counts, ``best`` and the
-    FailedScheduling message still describe every node."""
+    snapshot has no such node), or the ``top`` best-scored feasible nodes and up to ``top``
+    rejected ones (:func:`_sample_rejected`); ``omitted`` counts the nodes left out. The
+    counts, ``best`` and the FailedScheduling message still describe every node."""
     nodes: list[dict[str, Any]] = list(report["nodes"])
     if node is not None:
         kept = [verdict for verdict in nodes if verdict["node"] == node]
@@ -207,15 +207,28 @@ def select(
                 f"--node: the snapshot has no node named {node!r} ({len(nodes)} nodes)"
             )
     elif top is not None:
-        scored = sorted(
-            (verdict for verdict in nodes if verdict["total"] is not None),
-            key=lambda verdict: -verdict["total"],
-        )
-        rest = [verdict for verdict in nodes if verdict["total"] is None]
-        kept = (scored + rest)[:top]
+        # The report lists the feasible nodes by total (highest first), then the rest.
+        feasible = [verdict for verdict in nodes if verdict["feasible"]][:top]
+        rejected = _sample_rejected([verdict for verdict in nodes if not verdict["feasible"]], top)
+        chosen = {id(verdict) for verdict in (*feasible, *rejected)}
+        kept = [verdict for verdict in nodes if id(verdict) in chosen]
     else:
         return dict(report)
     return {**report, "nodes": kept, "omitted": len(nodes) - len(kept)}
+
+
+def _sample_rejected(rejected: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """Up to ``count`` rejected nodes, one per distinct rejection (plugin, code, reasons)
+    before a second of any: in a large cluster, an example of every reason the fit error
+    counts. In the report's order (by node name)."""
+    firsts: dict[tuple[object, ...], dict[str, Any]] = {}
+    for verdict in rejected:
+        key = (verdict["point"], verdict["plugin"], verdict["code"], tuple(verdict["reasons"]))
+        firsts.setdefault(key, verdict)
+    chosen = list(firsts.values())[:count]
+    taken = {id(verdict) for verdict in chosen}
+    chosen += [verdict for verdict in rejected if id(verdict) not in taken][: count - len(chosen)]
+    return chosen
 
 
 def _find(snapshot: Snapshot, key: str) -> Pod:

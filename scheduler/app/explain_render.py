@@ -62,8 +62,9 @@ def _headline(report: Mapping[str, Any]) -> str:
     )
     best = report["best"]
     if best:
-        top = next(node for node in report["nodes"] if node["node"] == best[0])
-        total = f" (total {top['total']})" if top["total"] is not None else ""
+        # --node NAME may have left the best node's row out: its total is then not shown.
+        top = next((node for node in report["nodes"] if node["node"] == best[0]), None)
+        total = f" (total {top['total']})" if top is not None and top["total"] is not None else ""
         text += f", best {' | '.join(best)}{total}"
     return text
 

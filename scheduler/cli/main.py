@@ -189,7 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--top",
         type=_positive,
         metavar="N",
-        help="only the N best-scored nodes (then the rejected ones), up to N rows per table",
+        help="only the N best-scored nodes, and up to N rejected ones (a node for each "
+        "distinct reason first)",
     )
     explain.add_argument("--node", metavar="NAME", help="only this node's verdict and scores")
 

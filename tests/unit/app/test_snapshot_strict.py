@@ -240,19 +240,21 @@ def _explained(tmp_path: Path, items: list[Any], key: str) -> dict[str, Any]:
 
 
 def test_explain_top_keeps_the_best_scored_then_the_rejected(tmp_path: Path) -> None:
+    """--top 3: the three best totals, then the rejected node; the counts stay whole."""
     items: list[Any] = [make_node(f"n{i}", cpu=str(2 + i)) for i in range(6)]
     items += [make_node("tiny", cpu="500m"), make_pod("web", cpu="1")]
     report = _explained(tmp_path, items, "default/web")
     totals = sorted((n["total"] for n in report["nodes"] if n["total"] is not None), reverse=True)
     top = explain.select(report, top=3)
-    assert [n["total"] for n in top["nodes"]] == totals[:3]
-    assert top["omitted"] == len(report["nodes"]) - 3
+    assert [n["total"] for n in top["nodes"]] == [*totals[:3], None]
+    assert top["nodes"][-1]["node"] == "tiny"
+    assert top["omitted"] == len(report["nodes"]) - 4
     assert top["feasible"] == report["feasible"]
     assert top["best"] == report["best"]
     everything = explain.select(report, top=100)
     assert everything["nodes"][-1]["node"] == "tiny"
     assert everything["omitted"] == 0
-    assert "(4 more nodes not shown: --top, --node)" in explain_render.render_table(top)
+    assert "(3 more nodes not shown: --top, --node)" in explain_render.render_table(top)
 
 
 def test_explain_node_shows_that_node_alone(tmp_path: Path) -> None:
