@@ -21,6 +21,7 @@ from scheduler.framework.config import DEFAULT_SCHEDULER_NAME, ConfigError
 
 if TYPE_CHECKING:
     from scheduler.app.plugin_loading import PluginRegistry
+    from scheduler.app.snapshot_file import Snapshot
     from scheduler.framework.config import SchedulerConfig
 
 
@@ -154,7 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
         "cluster",
         type=Path,
         help="a kubectl List (-o json or -o yaml) or multi-document YAML, - for stdin: "
-        f"{', '.join(SNAPSHOT_KINDS_READ)} (other Kubernetes kinds are counted as ignored)",
+        f"{', '.join(SNAPSHOT_KINDS_READ)} (other kinds are named on stderr, one line each, "
+        "and skipped)",
     )
     simulate.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
     _add_plugin_flag(simulate)
@@ -239,6 +241,7 @@ def _simulate(args: argparse.Namespace) -> int:
         )
         names = {p.scheduler_name for p in config.profiles}
         snapshot = simulate.read_snapshot_file(args.cluster, names)
+        _print_notices(snapshot)
         if args.compare:
             report = simulate.compare(
                 snapshot, config, mode=_mode(args), seed=args.seed, registry=registry
@@ -278,6 +281,7 @@ def _explain(args: argparse.Namespace) -> int:
             args.config, scheduler_name=args.scheduler_name, plugin_names=registry.out_of_tree
         )
         snapshot = explain.read_cluster(args.cluster)
+        _print_notices(snapshot)
         report = explain.explain(
             snapshot, config, args.pod, mode=_mode(args), profile=args.profile, registry=registry
         )
@@ -291,6 +295,14 @@ def _explain(args: argparse.Namespace) -> int:
     json_out = args.output == "json"
     print(explain_render.to_json(report) if json_out else explain_render.render_table(report))
     return 0
+
+
+def _print_notices(snapshot: Snapshot) -> None:
+    """What the snapshot held and the command does not read, one line each, on stderr."""
+    from scheduler.app.snapshot_file import notices
+
+    for line in notices(snapshot):
+        print(line, file=sys.stderr)
 
 
 def _bad_input(error: object) -> int:
