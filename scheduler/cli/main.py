@@ -137,12 +137,19 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser(
         "demo", help="emulated cluster + workload + this scheduler, with a report"
     )
-    demo.add_argument("--nodes", type=int, default=200, help="emulated 4-CPU nodes")
+    demo.add_argument("--nodes", type=int, default=500, help="emulated 4-CPU nodes (500)")
     demo.add_argument(
-        "--pods", type=int, default=1200, help="pods: one job per node (up to half), rest web"
+        "--pods",
+        type=int,
+        default=1500,
+        help="pods: one job per node (up to half), rest web (1500)",
     )
     demo.add_argument(
-        "--compare", action="store_true", help="run batching off, then on, and compare"
+        "--compare",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run batching off, then on, and show the speedup (the default; --no-compare: "
+        "one run, in the --batching mode)",
     )
     demo.add_argument("--batching", type=_batching, help="annotated (default), all or off")
     demo.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
