@@ -248,27 +248,19 @@ def _simulate(args: argparse.Namespace) -> int:
         )
         names = {p.scheduler_name for p in config.profiles}
         snapshot = simulate.read_snapshot_file(args.cluster, names)
-        _print_notices(snapshot)
-        if args.compare:
-            report = simulate.compare(
-                snapshot, config, mode=_mode(args), seed=args.seed, registry=registry
-            )
-            if args.output == "json":
-                print(simulate.to_json(report))
-            else:
-                print(simulate.render_compare(report))
-            return 0
-        report = simulate.simulate(
-            snapshot, config, mode=_mode(args), seed=args.seed, registry=registry
-        )
+        run = simulate.compare if args.compare else simulate.simulate
+        report = run(snapshot, config, mode=_mode(args), seed=args.seed, registry=registry)
     except PluginLoadError as exc:
         return _bad_input(exc)
     except ConfigError as exc:  # plugin args are validated when the profiles are built
         return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except simulate.InputError as exc:
         return _bad_input(exc)
+    _print_notices(snapshot)  # once the input is known good: an error stays one line
     if args.output == "json":
         print(simulate.to_json(report))
+    elif args.compare:
+        print(simulate.render_compare(report))
     else:
         print(simulate.render_table(report))
     return 0
@@ -288,7 +280,6 @@ def _explain(args: argparse.Namespace) -> int:
             args.config, scheduler_name=args.scheduler_name, plugin_names=registry.out_of_tree
         )
         snapshot = explain.read_cluster(args.cluster)
-        _print_notices(snapshot)
         report = explain.explain(
             snapshot, config, args.pod, mode=_mode(args), profile=args.profile, registry=registry
         )
@@ -299,6 +290,7 @@ def _explain(args: argparse.Namespace) -> int:
         return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except (explain.InputError, explain.ExplainError) as exc:
         return _bad_input(exc)
+    _print_notices(snapshot)  # once the input is known good: an error stays one line
     json_out = args.output == "json"
     print(explain_render.to_json(report) if json_out else explain_render.render_table(report))
     return 0

@@ -135,3 +135,30 @@ def test_an_empty_snapshot_exits_2_naming_the_input(
     assert from_file.stderr == f"batch-scheduler: {path}: {EMPTY}\n"
     assert (from_stdin.returncode, from_stdin.stdout) == (2, "")
     assert from_stdin.stderr == f"batch-scheduler: <stdin>: {EMPTY}\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            ["explain", "default/absent"],
+            "pod default/absent is not in the snapshot",
+            id="explain-a-pod-not-there",
+        ),
+        pytest.param(
+            ["simulate", "--plugin", "no_such_module_xyz:Thing"],
+            "--plugin 'no_such_module_xyz:Thing': cannot import",
+            id="simulate-a-plugin-that-cannot-load",
+        ),
+    ],
+)
+def test_an_error_after_reading_stays_one_line(
+    snapshot: Path, args: list[str], message: str
+) -> None:
+    """The notices come with the report: a command that fails once the snapshot is read
+    still says one line on stderr, the error."""
+    command, *rest = args
+    result = _run(command, str(snapshot), *rest)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert message in result.stderr
