@@ -19,7 +19,7 @@ and the run measures scheduling and binding, not how fast the demo can create po
 report ends with two speedups: of a decision (the cycle's time per pod, what batching
 changes) and end to end (pods bound per second, bind calls to the emulator included).
 
-Output: one line per fact, never wider than a terminal's 80 columns by design, printed
+Output: one line per fact, within a terminal's 80 columns at the default sizes, printed
 without rich's hard wrapping (``soft_wrap``), so no phrase is cut in two.
 Neighbours: ``runtime``, ``sim.process``, ``sim.workload``, ``cli.main``.
 """
@@ -280,7 +280,7 @@ def _header(plan: Workload, modes: list[BatchingMode]) -> list[str]:
         "[bold]batch-scheduler demo[/]: the real `run` path against the embedded API server",
         "  API server  the emulator (scheduler/sim), its own process, fresh for each run",
         f"  cluster     {plan.nodes} nodes of 4 CPU and 32Gi",
-        f"  workload    {plan.jobs} job pods (3 CPU) and {plan.web} web pods (100m, 500Mi), "
+        f"  workload    {plan.jobs} job pods (3 CPU), {plan.web} web pods (100m, 500Mi), "
         "all opted in",
         f"  runs        {runs}",
     ]

@@ -24,7 +24,7 @@ HEADER = [
     "batch-scheduler demo: the real `run` path against the embedded API server",
     "  API server  the emulator (scheduler/sim), its own process, fresh for each run",
     "  cluster     6 nodes of 4 CPU and 32Gi",
-    "  workload    6 job pods (3 CPU) and 14 web pods (100m, 500Mi), all opted in",
+    "  workload    6 job pods (3 CPU), 14 web pods (100m, 500Mi), all opted in",
 ]
 
 
