@@ -258,12 +258,10 @@ def _simulate(args: argparse.Namespace) -> int:
         return _bad_input(exc)
     _print_notices(snapshot)  # once the input is known good: an error stays one line
     if args.output == "json":
-        print(simulate.to_json(report))
-    elif args.compare:
-        print(simulate.render_compare(report))
-    else:
-        print(simulate.render_table(report))
-    return 0
+        return _print_report(simulate.to_json(report))
+    if args.compare:
+        return _print_report(simulate.render_compare(report))
+    return _print_report(simulate.render_table(report))
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -292,7 +290,27 @@ def _explain(args: argparse.Namespace) -> int:
         return _bad_input(exc)
     _print_notices(snapshot)  # once the input is known good: an error stays one line
     json_out = args.output == "json"
-    print(explain_render.to_json(report) if json_out else explain_render.render_table(report))
+    return _print_report(
+        explain_render.to_json(report) if json_out else explain_render.render_table(report)
+    )
+
+
+SIGPIPE_EXIT = 128 + 13
+"""The exit status of a process a closed pipe stopped (``… | head``), as the shell shows it."""
+
+
+def _print_report(text: str) -> int:
+    """The report on stdout; a reader that stops early (``| head``) ends the command
+    quietly, with the status a closed pipe gives, never a BrokenPipeError traceback."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        import os
+
+        # Python flushes stdout again at exit: point it at /dev/null so that says nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return SIGPIPE_EXIT
     return 0
 
 
