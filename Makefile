@@ -44,15 +44,18 @@ fmt: $(STAMP)
 	$(BIN)/ruff format scheduler tests bench controlplane
 	$(BIN)/ruff check --fix scheduler tests bench controlplane
 
-# The demo needs the runtime dependencies only, not the test, dev and bench extras.
+# The demo needs the runtime dependencies only, not the test, dev and bench extras. pip's
+# and the build backend's output (setuptools' editable-install notice among it) goes to
+# .venv/install.log, shown only when the install fails.
 $(DEMO_STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e .
+	@echo "installing batch-scheduler and its runtime dependencies into $(VENV) (once)"
+	@{ $(BIN)/python -m pip install -q --upgrade pip && $(BIN)/python -m pip install -q -e . ; } \
+	  > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
 	@touch $(DEMO_STAMP)
 
 demo: $(DEMO_STAMP)
-	$(BIN)/batch-scheduler demo
+	@$(BIN)/batch-scheduler demo
 
 # requirements.lock: pip-tools resolves pyproject.toml's runtime dependencies (keeping the
 # pins already there) and writes every file's hash; the Dockerfile installs from it.

@@ -29,13 +29,13 @@ pass would find once the gates are gone), ``binding_points`` (the profile's plug
 the bind, which act on the chosen node and are not run here; a note says so when there are
 any besides the in-tree ones), ``omitted`` (nodes left out by ``--top N`` or ``--node NAME``,
 :func:`select`), ``notes``.
+
+This module computes the report; ``app.explain_render`` prints it (table or JSON).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import textwrap
 from typing import TYPE_CHECKING, Any
 
 from scheduler.app import cluster_snapshot
@@ -73,15 +73,8 @@ __all__ = [
     "InputError",
     "explain",
     "read_cluster",
-    "render_table",
     "select",
-    "to_json",
 ]
-
-WIDTH = 100
-"""Columns the table fits in."""
-_MIN_REASON_WIDTH = 30
-"""Narrower than this, a Filter reason goes under its row rather than in its column."""
 
 
 class ExplainError(ValueError):
@@ -203,9 +196,9 @@ def select(
     report: Mapping[str, Any], *, top: int | None = None, node: str | None = None
 ) -> dict[str, Any]:
     """The report with only the rows asked for: ``node``'s alone (ExplainError if the
-    snapshot has no such node), or the ``top`` best-scored nodes, then the rejected ones, up
-    to ``top`` rows; ``omitted`` counts the nodes left out. The counts, ``best`` and the
-    FailedScheduling message still describe every node."""
+    snapshot has no such node), or the ``top`` best-scored feasible nodes and up to ``top``
+    rejected ones (:func:`_sample_rejected`); ``omitted`` counts the nodes left out. The
+    counts, ``best`` and the FailedScheduling message still describe every node."""
     nodes: list[dict[str, Any]] = list(report["nodes"])
     if node is not None:
         kept = [verdict for verdict in nodes if verdict["node"] == node]
@@ -214,15 +207,28 @@ def select(
                 f"--node: the snapshot has no node named {node!r} ({len(nodes)} nodes)"
             )
     elif top is not None:
-        scored = sorted(
-            (verdict for verdict in nodes if verdict["total"] is not None),
-            key=lambda verdict: -verdict["total"],
-        )
-        rest = [verdict for verdict in nodes if verdict["total"] is None]
-        kept = (scored + rest)[:top]
+        # The report lists the feasible nodes by total (highest first), then the rest.
+        feasible = [verdict for verdict in nodes if verdict["feasible"]][:top]
+        rejected = _sample_rejected([verdict for verdict in nodes if not verdict["feasible"]], top)
+        chosen = {id(verdict) for verdict in (*feasible, *rejected)}
+        kept = [verdict for verdict in nodes if id(verdict) in chosen]
     else:
         return dict(report)
     return {**report, "nodes": kept, "omitted": len(nodes) - len(kept)}
+
+
+def _sample_rejected(rejected: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """Up to ``count`` rejected nodes, one per distinct rejection (plugin, code, reasons)
+    before a second of any: in a large cluster, an example of every reason the fit error
+    counts. In the report's order (by node name)."""
+    firsts: dict[tuple[object, ...], dict[str, Any]] = {}
+    for verdict in rejected:
+        key = (verdict["point"], verdict["plugin"], verdict["code"], tuple(verdict["reasons"]))
+        firsts.setdefault(key, verdict)
+    chosen = list(firsts.values())[:count]
+    taken = {id(verdict) for verdict in chosen}
+    chosen += [verdict for verdict in rejected if id(verdict) not in taken][: count - len(chosen)]
+    return chosen
 
 
 def _find(snapshot: Snapshot, key: str) -> Pod:
@@ -381,142 +387,3 @@ def _notes(result: ex.Explanation, pod: Pod) -> list[str]:
     if feasible == 0 and result.pre_filter.code is not Code.ERROR:
         notes.append("PostFilter (DefaultPreemption) is not run by explain; simulate runs it")
     return notes
-
-
-# -- output ------------------------------------------------------------------------------
-
-
-def to_json(report: Mapping[str, Any]) -> str:
-    return json.dumps(report, indent=None, separators=(",", ":"))
-
-
-def render_table(report: Mapping[str, Any]) -> str:
-    """The report for a terminal, in :data:`WIDTH` columns (long reasons wrap)."""
-    lines = [_headline(report)]
-    if report["gated"]:
-        lines += _wrap(
-            f"Not attempted: {report['gated']}. What follows is what a pass would find once "
-            "the gates are removed.",
-            indent=2,
-        )
-    lines += [_pre_filter_line(report["pre_filter"]), *_batching_line(report)]
-    lines += ["", "Filter (the first plugin that rejects a node, as kube's Status)"]
-    lines += _filter_table(report["nodes"])
-    if report["omitted"]:
-        lines += [f"({report['omitted']} more nodes not shown: --top, --node)"]
-    scored = [node for node in report["nodes"] if node["total"] is not None]
-    if scored:
-        lines += ["", "Score (feasible nodes, highest total first; weighted = normalized x weight)"]
-        lines += _score_table(scored)
-    if report["fit_error"]:
-        lines += ["", *_wrap(f"FailedScheduling: {report['fit_error']}", indent=2)]
-    if report["notes"]:
-        lines += ["", "Notes"]
-        for note in report["notes"]:
-            lines += _wrap(f"- {note}", indent=2)
-    return "\n".join(line.rstrip() for line in lines)
-
-
-def _headline(report: Mapping[str, Any]) -> str:
-    text = (
-        f"Pod {report['pod']} (profile {report['profile']}): "
-        f"{report['feasible']}/{report['num_nodes']} nodes feasible"
-    )
-    best = report["best"]
-    if best:
-        top = next(node for node in report["nodes"] if node["node"] == best[0])
-        total = f" (total {top['total']})" if top["total"] is not None else ""
-        text += f", best {' | '.join(best)}{total}"
-    return text
-
-
-def _pre_filter_line(pre_filter: Mapping[str, Any]) -> str:
-    text = f"PreFilter: {pre_filter['code']}"
-    if pre_filter["plugin"]:
-        text += f" ({pre_filter['plugin']}: {', '.join(pre_filter['reasons'])})"
-    elif pre_filter["reasons"]:
-        text += f" ({', '.join(pre_filter['reasons'])})"
-    if pre_filter["narrowed_by"]:
-        text += f"; nodes narrowed by {', '.join(pre_filter['narrowed_by'])}"
-    return text
-
-
-def _batching_line(report: Mapping[str, Any]) -> list[str]:
-    batching = report["batching"]
-    text = f"Batching (--batching {batching['mode']}): "
-    if batching["signable"]:
-        text += f"signable, path {batching['path']} ({_PATHS[batching['path']]})"
-    else:
-        text += f"not signable, refused by {batching['refused_by']} ({batching['reason']})"
-    opted = batching["if_opted_in"]
-    if opted is not None and opted["signable"]:
-        text += f"; if opted in: signable, path {opted['path']}"
-    elif opted is not None:
-        text += f"; if opted in: refused by {opted['refused_by']} ({opted['reason']})"
-    return _wrap(text, indent=2)
-
-
-_PATHS = {
-    "exact": "spread or pod affinity: the exact batch places it where a full pass would",
-    "hint": "kube's batching: the next node of its group's ranking, rechecked",
-    "full": "a full pass",
-}
-
-
-def _filter_table(nodes: list[Mapping[str, Any]]) -> list[str]:
-    rows = [("NODE", "STATUS", "PLUGIN", "REASON")]
-    for node in nodes:
-        plugin = node["plugin"] or ""
-        if node["point"] == ex.PRE_FILTER:
-            plugin = f"{plugin} (PreFilter)".lstrip()
-        rows.append((node["node"], node["code"], plugin, ", ".join(node["reasons"])))
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    start = sum(widths) + 6
-    lines: list[str] = []
-    for row in rows:
-        head = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
-        if not row[3] or start + len(row[3]) <= WIDTH:
-            lines.append(f"{head}  {row[3]}")
-        elif WIDTH - start >= _MIN_REASON_WIDTH:
-            wrapped = _wrap(row[3], indent=0, width=WIDTH - start)
-            lines.append(f"{head}  {wrapped[0]}")
-            lines += [" " * start + part for part in wrapped[1:]]
-        else:
-            lines.append(head)
-            lines += _wrap(row[3], indent=4, first=4)
-    return lines
-
-
-def _score_table(nodes: list[Mapping[str, Any]]) -> list[str]:
-    """One block per node: its total, then each Score plugin's row (kube's V(10) values)."""
-    label = "NODE / Score plugin"
-    plugins = [score["plugin"] for node in nodes for score in node["scores"]]
-    first = max(len(label), *(len(node["node"]) for node in nodes), *(2 + len(p) for p in plugins))
-    row = f"{{:<{first}}}  {{:>5}}  {{:>10}}  {{:>6}}  {{:>8}}"
-    lines = [row.format(label, "RAW", "NORMALIZED", "WEIGHT", "WEIGHTED")]
-    for node in nodes:
-        lines.append(row.format(node["node"], "", "", "total", node["total"]))
-        lines += [
-            row.format(
-                f"  {score['plugin']}",
-                score["raw"],
-                score["normalized"],
-                score["weight"],
-                score["weighted"],
-            )
-            for score in node["scores"]
-        ]
-    return lines
-
-
-def _wrap(text: str, *, indent: int, first: int = 0, width: int = WIDTH) -> list[str]:
-    """``text`` in lines of ``width``; names and paths are never split."""
-    lines = textwrap.wrap(
-        text,
-        width,
-        initial_indent=" " * first,
-        subsequent_indent=" " * indent,
-        break_long_words=False,
-        break_on_hyphens=False,
-    )
-    return lines or [""]

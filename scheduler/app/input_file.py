@@ -43,6 +43,7 @@ __all__ = [
     "STDIN",
     "InputFileError",
     "decode",
+    "display_name",
     "parse_documents",
     "read_documents",
 ]
@@ -148,10 +149,15 @@ def _check_node_depth(root: Any) -> None:
                 stack += [(key, depth + 1), (value, depth + 1)]
 
 
+def display_name(path: Path) -> str:
+    """How messages name the input: the path, or ``<stdin>`` for ``-``."""
+    return _STDIN_NAME if str(path) == STDIN else str(path)
+
+
 def read_documents(path: Path, *, single: bool = False) -> list[object]:
     """Every document of the YAML (or JSON) file at ``path``, ``-`` for standard input
     (``single``: exactly one, or none)."""
-    name = _STDIN_NAME if str(path) == STDIN else str(path)
+    name = display_name(path)
     try:
         data = sys.stdin.buffer.read() if str(path) == STDIN else path.read_bytes()
     except OSError as exc:

@@ -26,7 +26,9 @@ Nodes and Pods, its Namespaces, Services and pod controllers go into the cache b
 pod is signed, since default topology spreading and namespace selectors read them; so do its
 StorageClasses, PVs, claims and CSINodes (the volume plugins), and its PodDisruptionBudgets
 (preemption's choice of victims). PriorityClasses are ignored: admission has already written
-``spec.priority`` into every pod of a snapshot.
+``spec.priority`` into every pod of a snapshot. Every ignored kind is counted in
+``summary.ignored``, and the pending pods of schedulers no profile serves in
+``summary.left_out``; the CLI names both on stderr (``snapshot_file.notices``).
 
 Volumes: there is no PV controller offline, so the volume binder VolumeBinding's PreBind
 writes through plays its part (``app.local_binder.LocalVolumeBinder``,
@@ -194,6 +196,7 @@ def simulate(
             "wall_seconds": round(wall, 6),
             "batching": str(mode),
             "ignored": dict(sorted(snapshot.ignored.items())),
+            "left_out": dict(sorted(snapshot.left_out.items())),
             # A plugin without sign_pod makes its profile's pods unsignable (said once).
             "unsignable_plugins": {
                 name: signer.disabled_by
@@ -255,12 +258,10 @@ def render_table(report: Mapping[str, Any]) -> str:
     lines.append(
         f"scheduled {summary['scheduled']}, unschedulable {summary['unschedulable']}, "
         f"preempted {summary.get('preempted', 0)}, gated {summary.get('gated', 0)}, "
-        f"batched {summary['batched']}, full passes {summary['full_passes']}, "
+        f"batched {summary['batched']} (exact {summary.get('exact', 0)}), "
+        f"full passes {summary['full_passes']}, "
         f"decision {summary['decision_seconds'] * 1000:.1f} ms"
     )
-    if ignored := summary.get("ignored"):
-        kinds = ", ".join(f"{kind} {count}" for kind, count in ignored.items())
-        lines.append(f"ignored (cannot affect a decision): {kinds}")
     for profile, plugins in summary.get("unsignable_plugins", {}).items():
         lines.append(
             f"batching off for profile {profile}: plugin(s) {', '.join(plugins)} cannot sign pods"

@@ -21,6 +21,12 @@ Kubernetes does not serve (``kind: Pdo``), or a kind of its own under an apiVers
 not serve it (``extensions/v1beta1`` Deployments), is an :class:`InputError` naming the
 document: a typo would otherwise leave an object out unnoticed.
 
+What is not used is said, never skipped in silence: :func:`notices` gives one line per
+ignored kind (``ignored: 2 ConfigMap (not read by the scheduler)``) and per schedulerName
+whose pending pods were left out, for the commands to print on stderr. A snapshot without
+any object (an empty file or stdin, a List with no items) is an :class:`InputError`: an
+empty report would look like a cluster with nothing to do.
+
 A file cut short is named as truncated: ``app.input_file`` says so where the text ends
 mid-document, and a ``kubectl`` List whose ``kind: List`` (written after the items) is
 missing is named so here.
@@ -44,8 +50,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from scheduler.app.input_file import InputFileError, read_documents
-from scheduler.app.kube_kinds import kind_problem
+from scheduler.app.input_file import InputFileError, display_name, read_documents
+from scheduler.app.kube_kinds import KINDS, kind_problem
 from scheduler.model.errors import ModelError
 from scheduler.model.parse import (
     controller_from_raw,
@@ -93,6 +99,7 @@ __all__ = [
     "USED_KINDS",
     "InputError",
     "Snapshot",
+    "notices",
     "read_snapshot_file",
     "snapshot_from_documents",
 ]
@@ -159,6 +166,36 @@ class Snapshot:
     disruption_budgets: list[PodDisruptionBudget] = field(default_factory=list)
     ignored: dict[str, int] = field(default_factory=dict)
     """Objects skipped because they cannot affect a decision, counted by kind."""
+    left_out: dict[str, int] = field(default_factory=dict)
+    """Pending pods of a schedulerName no profile serves, counted by that name."""
+    objects: int = 0
+    """Objects read (list items one by one), used or not: 0 is an empty snapshot."""
+
+
+_IGNORED_BECAUSE = {
+    "PriorityClass": "admission already wrote each pod's spec.priority from it",
+    "Deployment": "the scheduler reads the ReplicaSets it owns",
+}
+"""Why a kind is not read, where a user may expect it to be; others: not read at all."""
+
+
+def notices(snapshot: Snapshot) -> list[str]:
+    """One line per ignored kind and per schedulerName whose pending pods were left out,
+    for stderr: ``ignored: 2 ConfigMap (not read by the scheduler)``."""
+    lines: list[str] = []
+    for kind, count in sorted(snapshot.ignored.items()):
+        if kind in _IGNORED_BECAUSE:
+            why = _IGNORED_BECAUSE[kind]
+        elif kind in KINDS:
+            why = "not read by the scheduler"
+        else:
+            why = "a custom resource: not read by the scheduler"
+        lines.append(f"ignored: {count} {kind} ({why})")
+    for name, count in sorted(snapshot.left_out.items()):
+        lines.append(
+            f"left out: {count} pending Pod of schedulerName {name} (no profile of ours serves it)"
+        )
+    return lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,15 +219,23 @@ class _Place:
 
 
 def read_snapshot_file(path: Path, scheduler_names: set[str]) -> Snapshot:
-    """The snapshot in ``path``; InputError (one line: file, document, object, field)."""
+    """The snapshot in ``path``; InputError (one line: file, document, object, field), also
+    for a snapshot without any object (``kubectl`` refuses such input too: "no objects
+    passed to apply")."""
     try:
         docs = read_documents(path)
     except InputFileError as exc:
         raise InputError(str(exc)) from None
     try:
-        return snapshot_from_documents(docs, scheduler_names)
+        snapshot = snapshot_from_documents(docs, scheduler_names)
     except InputError as exc:
-        raise InputError(f"{path}: {exc}") from None
+        raise InputError(f"{display_name(path)}: {exc}") from None
+    if not snapshot.objects:
+        raise InputError(
+            f"{display_name(path)}: no objects in the snapshot (an empty input, or a List "
+            "with no items)"
+        )
+    return snapshot
 
 
 def snapshot_from_documents(docs: list[object], scheduler_names: set[str]) -> Snapshot:
@@ -233,6 +278,7 @@ class _Builder:
             return
         if problem := kind_problem(api_version, kind):
             raise InputError(f"{place}: {problem}")
+        self._snapshot.objects += 1
         group = api_version.rpartition("/")[0] if api_version else None
         expected = USED_KINDS.get(kind)
         if expected is None or (group is not None and group != expected):
@@ -271,8 +317,13 @@ class _Builder:
             self._once(f"uid {pod.uid}", place)
             if pod.node_name:
                 snapshot.running.append(pod)
-            elif pod.scheduler_name in self._names and not pod.terminal:
+            elif pod.terminal:
+                pass  # Succeeded or Failed: neither consumes nor waits
+            elif pod.scheduler_name in self._names:
                 snapshot.pending.append(pod)
+            else:
+                left = snapshot.left_out
+                left[pod.scheduler_name] = left.get(pod.scheduler_name, 0) + 1
         else:
             parse, field_name = _RECORD_KINDS[kind]
             record = parse(raw)

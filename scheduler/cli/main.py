@@ -21,6 +21,7 @@ from scheduler.framework.config import DEFAULT_SCHEDULER_NAME, ConfigError
 
 if TYPE_CHECKING:
     from scheduler.app.plugin_loading import PluginRegistry
+    from scheduler.app.snapshot_file import Snapshot
     from scheduler.framework.config import SchedulerConfig
 
 
@@ -136,12 +137,19 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser(
         "demo", help="emulated cluster + workload + this scheduler, with a report"
     )
-    demo.add_argument("--nodes", type=int, default=200, help="emulated 4-CPU nodes")
+    demo.add_argument("--nodes", type=int, default=500, help="emulated 4-CPU nodes (500)")
     demo.add_argument(
-        "--pods", type=int, default=1200, help="pods: one job per node (up to half), rest web"
+        "--pods",
+        type=int,
+        default=1500,
+        help="pods: one job per node (up to half), rest web (1500)",
     )
     demo.add_argument(
-        "--compare", action="store_true", help="run batching off, then on, and compare"
+        "--compare",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run batching off, then on, and show the speedup (the default; --no-compare: "
+        "one run, in the --batching mode)",
     )
     demo.add_argument("--batching", type=_batching, help="annotated (default), all or off")
     demo.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
@@ -154,7 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
         "cluster",
         type=Path,
         help="a kubectl List (-o json or -o yaml) or multi-document YAML, - for stdin: "
-        f"{', '.join(SNAPSHOT_KINDS_READ)} (other Kubernetes kinds are counted as ignored)",
+        f"{', '.join(SNAPSHOT_KINDS_READ)} (other kinds are named on stderr, one line each, "
+        "and skipped)",
     )
     simulate.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
     _add_plugin_flag(simulate)
@@ -189,7 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--top",
         type=_positive,
         metavar="N",
-        help="only the N best-scored nodes (then the rejected ones), up to N rows per table",
+        help="only the N best-scored nodes, and up to N rejected ones (a node for each "
+        "distinct reason first)",
     )
     explain.add_argument("--node", metavar="NAME", help="only this node's verdict and scores")
 
@@ -241,33 +251,24 @@ def _simulate(args: argparse.Namespace) -> int:
         )
         names = {p.scheduler_name for p in config.profiles}
         snapshot = simulate.read_snapshot_file(args.cluster, names)
-        if args.compare:
-            report = simulate.compare(
-                snapshot, config, mode=_mode(args), seed=args.seed, registry=registry
-            )
-            if args.output == "json":
-                print(simulate.to_json(report))
-            else:
-                print(simulate.render_compare(report))
-            return 0
-        report = simulate.simulate(
-            snapshot, config, mode=_mode(args), seed=args.seed, registry=registry
-        )
+        run = simulate.compare if args.compare else simulate.simulate
+        report = run(snapshot, config, mode=_mode(args), seed=args.seed, registry=registry)
     except PluginLoadError as exc:
         return _bad_input(exc)
     except ConfigError as exc:  # plugin args are validated when the profiles are built
         return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except simulate.InputError as exc:
         return _bad_input(exc)
+    _print_notices(snapshot)  # once the input is known good: an error stays one line
     if args.output == "json":
-        print(simulate.to_json(report))
-    else:
-        print(simulate.render_table(report))
-    return 0
+        return _print_report(simulate.to_json(report))
+    if args.compare:
+        return _print_report(simulate.render_compare(report))
+    return _print_report(simulate.render_table(report))
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from scheduler.app import explain
+    from scheduler.app import explain, explain_render
     from scheduler.app.config_file import read_config
     from scheduler.logs.setup import configure_logging
 
@@ -290,8 +291,38 @@ def _explain(args: argparse.Namespace) -> int:
         return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except (explain.InputError, explain.ExplainError) as exc:
         return _bad_input(exc)
-    print(explain.to_json(report) if args.output == "json" else explain.render_table(report))
+    _print_notices(snapshot)  # once the input is known good: an error stays one line
+    json_out = args.output == "json"
+    return _print_report(
+        explain_render.to_json(report) if json_out else explain_render.render_table(report)
+    )
+
+
+SIGPIPE_EXIT = 128 + 13
+"""The exit status of a process a closed pipe stopped (``… | head``), as the shell shows it."""
+
+
+def _print_report(text: str) -> int:
+    """The report on stdout; a reader that stops early (``| head``) ends the command
+    quietly, with the status a closed pipe gives, never a BrokenPipeError traceback."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        import os
+
+        # Python flushes stdout again at exit: point it at /dev/null so that says nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return SIGPIPE_EXIT
     return 0
+
+
+def _print_notices(snapshot: Snapshot) -> None:
+    """What the snapshot held and the command does not read, one line each, on stderr."""
+    from scheduler.app.snapshot_file import notices
+
+    for line in notices(snapshot):
+        print(line, file=sys.stderr)
 
 
 def _bad_input(error: object) -> int:

@@ -10,10 +10,16 @@ weighted value that makes up the total.
 Read-only: a fresh CycleState, no Selector draw, nothing assumed or nominated; PostFilter
 (preemption) is not run. Filter runs with the pods nominated to each node, as the full pass
 does. NormalizeScore runs a second time, on a copy of the raw column: the in-tree normalizers
-read only the column and the PreScore state (batching's rescore relies on the same).
+read only the column and the PreScore state (batching's rescore relies on the same). A plugin
+that raises or answers the wrong type there is one Error Status, as in the full pass
+(``framework.plugin_failures``).
+
+A plugin's Error (at PreFilter, Filter or scoring) ends a full pass: no node is chosen, and
+the FailedScheduling message is the Error's, not a count of nodes; ``fit_error`` says so.
 
 Neighbours: ``framework.profile`` (the pieces run here), ``framework.diagnosis`` (kube's
-FailedScheduling message when no node fits), ``app.explain`` (the command and its output).
+FailedScheduling message when no node fits), ``app.explain`` (the command's report) and
+``app.explain_render`` (its output).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from scheduler.framework import status as st
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import Diagnosis, FitError
 from scheduler.framework.feasible import num_feasible_nodes_to_find
+from scheduler.framework.plugin_failures import plugin_raised, wrong_result
 from scheduler.framework.profile import DRA_UNSUPPORTED, NO_NODES
 
 if TYPE_CHECKING:
@@ -91,7 +98,8 @@ class Explanation:
     score_error: st.Status | None = None
     """PreScore, Score or NormalizeScore failed: no totals (the real pass is an error too)."""
     fit_error: str = ""
-    """kube's FailedScheduling message (``0/N nodes are available: ...``) when none fits."""
+    """The FailedScheduling message of a full pass that places nothing: kube's ``0/N nodes
+    are available: ...`` when none fits, a plugin's Error message when one failed."""
     nominated_node: str = ""
     """The pod's nominated node when it passes Filter: the full pass takes it unscored."""
     nominated_pods: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -140,7 +148,10 @@ def explain_pod(profile: Profile, pod: Pod) -> Explanation:
     )
     if pod.nominated_node_name in {info.name for info in feasible}:
         explanation.nominated_node = pod.nominated_node_name
-    if not feasible:
+    errors = [verdict.status for verdict in rejections if verdict.status.code is st.Code.ERROR]
+    if errors:  # the full pass stops at the first Error: nothing is placed
+        explanation.fit_error = errors[0].message()
+    elif not feasible:
         explanation.fit_error = FitError(pod.key, len(infos), diagnosis).message()
     explanation.nodes = _scored(profile, state, pod, feasible, explanation) + rejections
     return explanation
@@ -187,6 +198,8 @@ def _rejected_everywhere(
     if status.is_rejected:
         diagnosis = Diagnosis(pre_filter_message=status.message())
         explanation.fit_error = FitError(explanation.pod, len(infos), diagnosis).message()
+    elif status.code is st.Code.ERROR:
+        explanation.fit_error = status.message()
     return explanation
 
 
@@ -203,9 +216,10 @@ def _scored(
     scores = profile.prioritize(state, pod, feasible)
     explanation.skipped_scores = tuple(sorted(state.skip_score_plugins))
     if isinstance(scores, st.Status):
-        explanation.score_error = scores
-        return [NodeVerdict(info.name, st.SUCCESS) for info in feasible]
+        return _unscored(explanation, scores, feasible)
     columns = _normalized(state, pod, scores)
+    if isinstance(columns, st.Status):
+        return _unscored(explanation, columns, feasible)
     verdicts = [
         NodeVerdict(
             info.name,
@@ -223,12 +237,32 @@ def _scored(
     return sorted(verdicts, key=lambda verdict: (-(verdict.total or 0), verdict.node))
 
 
-def _normalized(state: CycleState, pod: Pod, scores: Scores) -> list[list[int]]:
-    """Each plugin's column after NormalizeScore (the raw column when it has none)."""
+def _unscored(
+    explanation: Explanation, error: st.Status, feasible: list[NodeInfo]
+) -> list[NodeVerdict]:
+    """Scoring failed: the feasible nodes without totals. A full pass that scores (more than
+    one feasible node, no nominated node to take first) fails with this Error."""
+    explanation.score_error = error
+    if len(feasible) > 1 and not explanation.nominated_node and not explanation.fit_error:
+        explanation.fit_error = error.message()
+    return [NodeVerdict(info.name, st.SUCCESS) for info in feasible]
+
+
+def _normalized(state: CycleState, pod: Pod, scores: Scores) -> list[list[int]] | st.Status:
+    """Each plugin's column after NormalizeScore (the raw column when it has none), or the
+    Error Status of a normalizer that raised, answered no Status or failed."""
     columns: list[list[int]] = []
     for weighted, raw in zip(scores.plugins, scores.raw, strict=True):
         column = list(raw)
         if weighted.normalizer is not None:
-            weighted.normalizer.normalize_score(state, pod, scores.nodes, column)
+            name = weighted.plugin.name
+            try:
+                status = weighted.normalizer.normalize_score(state, pod, scores.nodes, column)
+            except Exception as exc:  # a plugin's bug: one Status, as in the full pass
+                return plugin_raised(name, "NormalizeScore", exc)
+            if type(status) is not st.Status:
+                return wrong_result(name, "NormalizeScore", status, "a Status")
+            if not status.is_success:
+                return status.with_plugin(name)
         columns.append(column)
     return columns

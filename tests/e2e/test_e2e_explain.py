@@ -84,3 +84,22 @@ def test_bound_pod_exits_2_naming_it(cluster: Path) -> None:
         "explain diagnoses pending pods\n"
     )
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["explain", "simulate"])
+def test_a_reader_that_stops_early_ends_the_command_quietly(cluster: Path, command: str) -> None:
+    """``… | head``: the pipe closes before the report is written; the command ends with a
+    closed pipe's status (141) and no BrokenPipeError traceback."""
+    pod = ["shop/web"] if command == "explain" else []
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scheduler", command, str(cluster), *pod],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader is gone before the report comes
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 141, err
+    assert "Traceback" not in err
+    assert err == ""

@@ -92,7 +92,7 @@ def test_demo_runs_with_the_entry_point_plugins(tmp_path: Path) -> None:
     ensure_installed()
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(CONFIG))
-    small = ("--nodes", "4", "--pods", "8")
+    small = ("--nodes", "4", "--pods", "8", "--no-compare")  # one run: batching annotated
     plugged = _demo(*small, "--config", str(config))
     assert plugged.returncode == 0, plugged.stderr
     assert "8/8" in plugged.stdout

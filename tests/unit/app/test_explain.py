@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from scheduler.app import explain
+from scheduler.app import explain, explain_render
 from scheduler.app.simulate import simulate
 from scheduler.app.snapshot_file import snapshot_from_documents
 from scheduler.batching.signature import BatchingMode
@@ -256,7 +256,7 @@ def test_signability_names_the_refusing_plugin(
 
 def test_table_fits_100_columns_and_names_plugins(tmp_path: Path) -> None:
     """The table uses kube's words and stays within 100 columns."""
-    table = explain.render_table(_explain(tmp_path, CLUSTER, "default/web"))
+    table = explain_render.render_table(_explain(tmp_path, CLUSTER, "default/web"))
     assert "TaintToleration" in table
     assert "Insufficient cpu" in table
     assert "NORMALIZED" in table
@@ -301,6 +301,83 @@ def test_json_keys_are_documented(tmp_path: Path) -> None:
         "reason",
         "if_opted_in",
     }
+
+
+# Four feasible nodes of different sizes; six rejected for three reasons, by name:
+# cordoned-1 (unschedulable), full-1..3 (Insufficient cpu), tainted-1..2 (taint).
+TOP_CLUSTER: list[dict[str, Any]] = [
+    *(make_node(f"fit-{cpu}", cpu=str(cpu)) for cpu in (4, 8, 16, 32)),
+    *(make_node(f"full-{i}", cpu="1") for i in (1, 2, 3)),
+    *(make_node(f"tainted-{i}", cpu="8", taints=[taint("dedicated", "gpu")]) for i in (1, 2)),
+    {**make_node("cordoned-1", cpu="8"), "spec": {"unschedulable": True}},
+    make_pod("web", cpu="2"),
+]
+
+
+@pytest.mark.parametrize(
+    ("top", "shown", "omitted"),
+    [
+        pytest.param(1, ["fit-32", "cordoned-1"], 8, id="top-1-best-node-and-one-rejected-node"),
+        pytest.param(
+            2,
+            ["fit-32", "fit-16", "cordoned-1", "full-1"],
+            6,
+            id="top-2-two-rejected-nodes-for-two-different-reasons",
+        ),
+        pytest.param(
+            4,
+            ["fit-32", "fit-16", "fit-8", "fit-4", "cordoned-1", "full-1", "full-2", "tainted-1"],
+            2,
+            id="top-4-every-reason-first-then-the-next-by-name",
+        ),
+        pytest.param(
+            10,
+            [
+                "fit-32",
+                "fit-16",
+                "fit-8",
+                "fit-4",
+                "cordoned-1",
+                "full-1",
+                "full-2",
+                "full-3",
+                "tainted-1",
+                "tainted-2",
+            ],
+            0,
+            id="top-beyond-the-cluster-shows-every-node",
+        ),
+    ],
+)
+def test_top_shows_the_best_nodes_and_a_rejected_node_per_reason(
+    tmp_path: Path, top: int, shown: list[str], omitted: int
+) -> None:
+    """--top N: the N best-scored nodes, then up to N rejected ones, one for each distinct
+    reason before a second of any (in node-name order), as the help says."""
+    report = explain.select(_explain(tmp_path, TOP_CLUSTER, "default/web"), top=top)
+    assert [node["node"] for node in report["nodes"]] == shown
+    assert report["omitted"] == omitted
+    assert (report["num_nodes"], report["feasible"], report["best"]) == (10, 4, ["fit-32"])
+
+
+def test_top_help_says_what_top_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """The help of --top names both halves of what it keeps."""
+    with pytest.raises(SystemExit):
+        main(["explain", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "only the N best-scored nodes, and up to N rejected ones" in help_text
+
+
+def test_node_without_the_best_row_keeps_the_headline(tmp_path: Path) -> None:
+    """--node of a rejected node: the headline still names the best node (its total is in
+    a row not shown), and the table has that node alone."""
+    report = explain.select(_explain(tmp_path, TOP_CLUSTER, "default/web"), node="full-2")
+    lines = explain_render.render_table(report).splitlines()
+    assert lines[0] == "Pod default/web (profile batch-scheduler): 4/10 nodes feasible, best fit-32"
+    assert [
+        line.split()[0] for line in lines if line.startswith(("fit", "full", "tai", "cor"))
+    ] == ["full-2"]
+    assert "(9 more nodes not shown: --top, --node)" in lines
 
 
 @pytest.mark.parametrize(

@@ -280,9 +280,11 @@ def test_kubectl_list_is_placed_and_ignored_kinds_counted(tmp_path: Path) -> Non
     assert report["summary"]["ignored"] == {"ConfigMap": 2, "Deployment": 1}
     table = _run(str(path))
     assert table.returncode == 0, table.stderr
-    assert table.stdout.splitlines()[-1] == (
-        "ignored (cannot affect a decision): ConfigMap 2, Deployment 1"
-    )
+    assert table.stderr.splitlines() == [
+        "ignored: 2 ConfigMap (not read by the scheduler)",
+        "ignored: 1 Deployment (the scheduler reads the ReplicaSets it owns)",
+    ]
+    assert "ConfigMap" not in table.stdout
 
 
 def test_nothing_ignored_is_an_empty_map(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from scheduler.app import explain
+from scheduler.app import explain, explain_render
 from scheduler.app.input_file import MAX_DEPTH, InputFileError, parse_documents
 from scheduler.app.simulate import (
     InputError,
@@ -240,19 +240,21 @@ def _explained(tmp_path: Path, items: list[Any], key: str) -> dict[str, Any]:
 
 
 def test_explain_top_keeps_the_best_scored_then_the_rejected(tmp_path: Path) -> None:
+    """--top 3: the three best totals, then the rejected node; the counts stay whole."""
     items: list[Any] = [make_node(f"n{i}", cpu=str(2 + i)) for i in range(6)]
     items += [make_node("tiny", cpu="500m"), make_pod("web", cpu="1")]
     report = _explained(tmp_path, items, "default/web")
     totals = sorted((n["total"] for n in report["nodes"] if n["total"] is not None), reverse=True)
     top = explain.select(report, top=3)
-    assert [n["total"] for n in top["nodes"]] == totals[:3]
-    assert top["omitted"] == len(report["nodes"]) - 3
+    assert [n["total"] for n in top["nodes"]] == [*totals[:3], None]
+    assert top["nodes"][-1]["node"] == "tiny"
+    assert top["omitted"] == len(report["nodes"]) - 4
     assert top["feasible"] == report["feasible"]
     assert top["best"] == report["best"]
     everything = explain.select(report, top=100)
     assert everything["nodes"][-1]["node"] == "tiny"
     assert everything["omitted"] == 0
-    assert "(4 more nodes not shown: --top, --node)" in explain.render_table(top)
+    assert "(3 more nodes not shown: --top, --node)" in explain_render.render_table(top)
 
 
 def test_explain_node_shows_that_node_alone(tmp_path: Path) -> None:
@@ -278,4 +280,6 @@ def test_explain_gives_the_gates_as_the_reason(tmp_path: Path) -> None:
     reason = "SchedulingGated: Scheduling is blocked due to non-empty scheduling gates (quota)"
     assert report["gated"] == reason
     assert not any("gate" in note for note in report["notes"])
-    assert explain.render_table(report).splitlines()[1].startswith(f"Not attempted: {reason}")
+    assert (
+        explain_render.render_table(report).splitlines()[1].startswith(f"Not attempted: {reason}")
+    )
