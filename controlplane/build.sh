@@ -33,7 +33,7 @@ minor=${k8s#v1.}; minor=${minor%%.*}
 ldflags="-s -w -X $version.gitVersion=$k8s -X $version.gitMajor=1 -X $version.gitMinor=$minor"
 ldflags="$ldflags -X $version.gitTreeState=clean"
 mkdir -p bin
-echo "controlplane: building kubernetes $k8s and etcd $etcd (first build: about 10 minutes on 2 cores)"
+echo "controlplane: building kubernetes $k8s and etcd $etcd (first build: about 7 minutes on 2 cores)"
 go build -trimpath -ldflags "$ldflags" -o bin/ \
   k8s.io/kubernetes/cmd/kube-apiserver \
   k8s.io/kubernetes/cmd/kube-controller-manager \

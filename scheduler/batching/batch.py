@@ -40,12 +40,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scheduler import logs
+from scheduler.framework import status as st
 from scheduler.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
 from scheduler.metrics.labels import BatchAttempt as Attempt
 from scheduler.metrics.labels import BatchFlushReason as FlushReason
 from scheduler.metrics.labels import Hinted
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from scheduler.batching.signature import Signature
     from scheduler.cache.node_info import NodeInfo
     from scheduler.clock import Clock
@@ -355,8 +358,7 @@ class OpportunisticBatch:
                 # The in-tree normalizers read only the set's min and max: normalizing the
                 # value together with them gives its score within the whole set.
                 probe = [value, column.low, column.high]
-                nodes = (node, node, node)
-                if not weighted.normalizer.normalize_score(state, pod, nodes, probe).is_success:
+                if not _normalized(weighted, state, pod, (node, node, node), probe):
                     return None
                 value = probe[0]
             if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
@@ -373,7 +375,7 @@ class OpportunisticBatch:
             column = [raw[i] for i in members]
             if weighted.normalizer is not None:
                 batch.columns[c] = _Column(column)
-                if not weighted.normalizer.normalize_score(state, pod, nodes, column).is_success:
+                if not _normalized(weighted, state, pod, nodes, column):
                     return False
             if min(column) < MIN_NODE_SCORE or max(column) > MAX_NODE_SCORE:
                 return False
@@ -409,3 +411,20 @@ class OpportunisticBatch:
         self.metrics.batch_attempts.labels(
             profile=self.profile.scheduler_name, result=attempt
         ).inc()
+
+
+def _normalized(
+    weighted: WeightedScore,
+    state: CycleState,
+    pod: Pod,
+    nodes: Sequence[NodeInfo],
+    scores: list[int],
+) -> bool:
+    """The plugin's NormalizeScore succeeded on ``scores`` (in place); a raise or an answer
+    that is not a Status counts as its failure (the state flushes, ``normalize_error``)."""
+    assert weighted.normalizer is not None
+    try:
+        status = weighted.normalizer.normalize_score(state, pod, nodes, scores)
+    except Exception:  # a plugin's bug: the full pass that follows reports it
+        return False
+    return type(status) is st.Status and status.is_success

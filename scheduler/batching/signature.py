@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from scheduler.batching.exact_contracts import exact_blockers
 from scheduler.framework.interfaces import ExactOnly
+from scheduler.framework.plugin_failures import plugin_raised
 from scheduler.plugins.names import VOLUME_BINDING
 
 if TYPE_CHECKING:
@@ -159,7 +160,12 @@ class Signer:
         fragments: list[tuple[str, object]] = []
         exact_by = ""
         for plugin in self.profile.sign_plugins:
-            fragment = plugin.sign_pod(pod)
+            try:
+                fragment = plugin.sign_pod(pod)
+                hash(fragment)  # a fragment must be hashable (SignPlugin's contract)
+            except Exception as exc:  # a plugin's bug: this pod is not batched, that is all
+                plugin_raised(plugin.name, "Sign", exc)
+                return SignResult(None, plugin.name)
             if fragment is None:
                 return SignResult(None, plugin.name)
             if isinstance(fragment, ExactOnly):

@@ -38,8 +38,10 @@ from scheduler.framework.config import (
     ProfileConfig,
 )
 from scheduler.framework.diagnosis import Diagnosis, FitError, SchedulingError
+from scheduler.framework.events import ClusterEvent
 from scheduler.framework.feasible import Selector, find_feasible
 from scheduler.framework.interfaces import (
+    EnqueueExtensions,
     FilterPlugin,
     FilterPrecheck,
     NominatedPods,
@@ -140,6 +142,8 @@ class Profile:
                 f"{', '.join(coroutines)} must be synchronous (def, not async def): plugins "
                 "run inside the scheduling cycle, which never awaits",
             )
+        if isinstance(plugin, EnqueueExtensions):
+            _check_events(plugin)
         self.plugins.append(plugin)
         off = spec.disabled_points
         if isinstance(plugin, PreFilterPlugin) and "preFilter" not in off:
@@ -419,6 +423,24 @@ class Profile:
             return None
         status = self.run_filters_with_nominated_pods(state, pod, info)
         return info if status.is_success else None
+
+
+def _check_events(plugin: EnqueueExtensions) -> None:
+    """``events_to_register`` answers a collection of ClusterEvents; else a ConfigError
+    naming the plugin, when it is loaded (the queue reads them for every rejected pod)."""
+    try:
+        events = list(plugin.events_to_register())
+    except Exception as exc:
+        raise ConfigError(
+            f"plugins[{plugin.name}]",
+            f"events_to_register raised {type(exc).__name__}: {exc}",
+        ) from exc
+    wrong = [event for event in events if not isinstance(event, ClusterEvent)]
+    if wrong:
+        raise ConfigError(
+            f"plugins[{plugin.name}]",
+            f"events_to_register must answer ClusterEvents, got {wrong[0]!r}",
+        )
 
 
 def build_profile(

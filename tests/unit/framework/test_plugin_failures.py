@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from scheduler.batching.signature import BatchingMode, Signer
 from scheduler.cache.cluster_state import ClusterState
 from scheduler.framework import status as st
 from scheduler.framework.config import PluginSpec
@@ -138,3 +139,32 @@ def test_an_async_plugin_is_refused_when_the_profile_is_built() -> None:
         "plugins[Bad]: Filter (filter) must be synchronous (def, not async def): plugins run "
         "inside the scheduling cycle, which never awaits"
     )
+
+
+class _BadEvents:
+    name = "Bad"
+
+    def events_to_register(self) -> object:
+        return ["NodeAdd?"]
+
+
+def test_events_that_are_not_cluster_events_are_refused_at_load() -> None:
+    """``events_to_register`` answering something else than ClusterEvents is a ConfigError
+    naming the plugin (the queue reads them for every rejected pod)."""
+    with pytest.raises(ConfigError) as raised:
+        _profile(_BadEvents())
+    assert str(raised.value) == (
+        "plugins[Bad]: events_to_register must answer ClusterEvents, got 'NodeAdd?'"
+    )
+
+
+class _RaisingSign(_Answers):
+    def sign_pod(self, pod: Pod) -> object:
+        raise RuntimeError("cannot sign")
+
+
+def test_a_sign_pod_that_raises_makes_the_pod_unbatched_not_the_scheduler_fail() -> None:
+    """The pod is unsignable, named by the plugin; its cycle still runs (a full pass)."""
+    signer = Signer(_profile(_RaisingSign()), BatchingMode.ALL)
+    signed = signer.sign(POD)
+    assert (signed.signature, signed.refused_by) == (None, "Bad")
