@@ -47,8 +47,10 @@ from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.loop import OpenGate, run_flushes, run_loop
 from scheduler.kube.binder import Binder
 from scheduler.kube.client import USER_AGENT, create_client
-from scheduler.kube.controller.operator import Controller
+from scheduler.kube.controller.operator import Controller, watched_kinds
 from scheduler.kube.delegated_auth import DelegatedAuth, connect
+from scheduler.kube.group_status import GroupStatus
+from scheduler.kube.kinds import Kind
 from scheduler.kube.leader import LeaderElector, default_identity
 from scheduler.kube.preemption import ApiPreemptor
 from scheduler.kube.reporter import Reporter
@@ -133,12 +135,14 @@ class Runtime:
         # preemptions are dropped rather than written by a replica that no longer leads.
         preemptor = ApiPreemptor(client, identity=self.identity, leading=self._may_write)
         endpoints: Endpoints | None = None
+        group_status: GroupStatus | None = None
         secure: Endpoints | None = None
         auth: DelegatedAuth | None = None
         try:
             reporter = Reporter(
                 client, identity=self.identity, options=settings.reporter, metrics=self.metrics
             )
+            group_status = GroupStatus(client)
             scheduler = build_scheduler(
                 self.config,
                 clock=LoopClock(),
@@ -148,6 +152,8 @@ class Runtime:
                 batching=settings.batching,
                 metrics=self.metrics,
                 registry=self.registry,
+                gates=settings.feature_gates,
+                group_reporter=group_status,
             )
             self.scheduler = scheduler
             # VolumeBinding's PreBind writes the volume bindings through this port.
@@ -158,12 +164,15 @@ class Runtime:
             )
             for profile in scheduler.profiles.values():
                 profile.provide(VOLUME_BINDER, volume_binder)
+            kinds = await watched_kinds(client, settings.feature_gates)
+            scheduler.cluster.pod_groups.coscheduling = Kind.COSCHEDULING_POD_GROUPS in kinds
             controller = Controller(
                 EventHandlers(scheduler),
                 client,
                 metrics=self.metrics,
                 reporter=reporter,
                 options=settings.controller,
+                kinds=kinds,
             )
             self.synced = controller.synced
             leader = self._leader(client)
@@ -206,6 +215,8 @@ class Runtime:
                 profiles=sorted(scheduler.profiles),
                 batching=str(settings.batching.mode),
                 leader_elect=leader is not None,
+                feature_gates=settings.feature_gates.flag() or None,
+                pod_groups=sorted(str(k) for k in kinds if k.gate) or None,
             )
             async with asyncio.TaskGroup() as tg:
 
@@ -244,6 +255,7 @@ class Runtime:
                     await _cancel(electing)
                 # 4. The last Events and conditions.
                 await reporter.drain(settings.shutdown_timeout)
+                await group_status.drain(settings.shutdown_timeout)
                 await _cancel(reporting)
                 # 5. Watches.
                 controller.stop()
@@ -255,6 +267,8 @@ class Runtime:
             gc.unfreeze()  # in-process users (demo, tests) go on with a plain collector
             await binder.close()
             await preemptor.close()
+            if group_status is not None:
+                await group_status.stop()
             if endpoints is not None:
                 await endpoints.stop()
             if secure is not None:

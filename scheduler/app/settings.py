@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from scheduler.cycle.schedule_one import BatchingSettings
+from scheduler.framework.feature_gates import FeatureGates
 from scheduler.kube.binder import BinderOptions
 from scheduler.kube.controller.settings import ControllerOptions
 from scheduler.kube.reporter import ReporterOptions
@@ -82,6 +83,9 @@ class SchedulerSettings:
     them (binds) or drops them (events)."""
     controller: ControllerOptions = field(default_factory=ControllerOptions)
     """The watch: kopf's settings and the safety-net LIST interval."""
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    """kube-scheduler's ``--feature-gates``: GenericWorkload (PodGroups, gang scheduling)
+    and OpportunisticBatching act here; the others are accepted (framework.feature_gates)."""
 
     def validate(self) -> None:
         """Raise SettingsError naming the field of the first value we cannot run with."""

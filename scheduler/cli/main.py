@@ -10,19 +10,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scheduler import __version__
 from scheduler.app.plugin_loading import PluginLoadError
 from scheduler.app.snapshot_file import USED_KINDS as SNAPSHOT_KINDS_READ
 from scheduler.batching.signature import BatchingMode
 from scheduler.cli import kube_flags
+from scheduler.cli.common import bad_input, plugin_registry
+from scheduler.cli.run_command import run_command
 from scheduler.framework.config import DEFAULT_SCHEDULER_NAME, ConfigError
 
 if TYPE_CHECKING:
-    from scheduler.app.plugin_loading import PluginRegistry
     from scheduler.app.snapshot_file import Snapshot
-    from scheduler.framework.config import SchedulerConfig
 
 
 def _batching(value: str) -> BatchingMode:
@@ -51,11 +51,15 @@ def _add_plugin_flag(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _registry(args: argparse.Namespace) -> PluginRegistry:
-    """In-tree plugins, the installed ``batch_scheduler.plugins`` entry points, --plugin."""
-    from scheduler.app.plugin_loading import load_registry
-
-    return load_registry(args.plugin)
+def _add_feature_gates_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--feature-gates",
+        action="append",
+        metavar="NAME=BOOL,...",
+        help="kube-scheduler's feature gates by kube's names (repeatable): GenericWorkload=true "
+        "gang-schedules PodGroups; OpportunisticBatching=false turns batching off; the other "
+        "gates of kube v1.37.2 are accepted",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plugin_flag(run)
     run.add_argument("--scheduler-name", default=DEFAULT_SCHEDULER_NAME)
     run.add_argument("--batching", type=_batching, help="annotated (default), all or off")
+    _add_feature_gates_flag(run)
     run.add_argument(
         "--leader-elect",
         nargs="?",
@@ -222,7 +227,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "run":
-        return _run(args)
+        return run_command(args)
     if args.command == "demo":
         return _demo(args)
     if args.command == "simulate":
@@ -245,7 +250,7 @@ def _simulate(args: argparse.Namespace) -> int:
     configure_logging(fmt="console", level="warning", stream=sys.stderr)
 
     try:
-        registry = _registry(args)
+        registry = plugin_registry(args)
         config = read_config(
             args.config, scheduler_name=args.scheduler_name, plugin_names=registry.out_of_tree
         )
@@ -254,11 +259,11 @@ def _simulate(args: argparse.Namespace) -> int:
         run = simulate.compare if args.compare else simulate.simulate
         report = run(snapshot, config, mode=_mode(args), seed=args.seed, registry=registry)
     except PluginLoadError as exc:
-        return _bad_input(exc)
+        return bad_input(exc)
     except ConfigError as exc:  # plugin args are validated when the profiles are built
-        return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
+        return bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except simulate.InputError as exc:
-        return _bad_input(exc)
+        return bad_input(exc)
     _print_notices(snapshot)  # once the input is known good: an error stays one line
     if args.output == "json":
         return _print_report(simulate.to_json(report))
@@ -276,7 +281,7 @@ def _explain(args: argparse.Namespace) -> int:
     configure_logging(fmt="console", level="error", stream=sys.stderr)
 
     try:
-        registry = _registry(args)
+        registry = plugin_registry(args)
         config = read_config(
             args.config, scheduler_name=args.scheduler_name, plugin_names=registry.out_of_tree
         )
@@ -286,11 +291,11 @@ def _explain(args: argparse.Namespace) -> int:
         )
         report = explain.select(report, top=args.top, node=args.node)
     except PluginLoadError as exc:
-        return _bad_input(exc)
+        return bad_input(exc)
     except ConfigError as exc:  # plugin args are validated when the profiles are built
-        return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
+        return bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except (explain.InputError, explain.ExplainError) as exc:
-        return _bad_input(exc)
+        return bad_input(exc)
     _print_notices(snapshot)  # once the input is known good: an error stays one line
     json_out = args.output == "json"
     return _print_report(
@@ -325,13 +330,6 @@ def _print_notices(snapshot: Snapshot) -> None:
         print(line, file=sys.stderr)
 
 
-def _bad_input(error: object) -> int:
-    """Exit code 2 with one line on stderr (a message can never break the line)."""
-    text = " ".join(str(error).split())
-    print(f"batch-scheduler: {text}", file=sys.stderr)
-    return 2
-
-
 def _mode(args: argparse.Namespace) -> BatchingMode:
     """``--batching``, or BatchingSettings' default when it was left out."""
     if args.batching is not None:
@@ -339,106 +337,6 @@ def _mode(args: argparse.Namespace) -> BatchingMode:
     from scheduler.cycle.schedule_one import BatchingSettings
 
     return BatchingSettings().mode
-
-
-def _given(**values: Any) -> dict[str, Any]:
-    """The flags given on the command line (the others keep their settings default)."""
-    return {name: value for name, value in values.items() if value is not None}
-
-
-def _run(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from scheduler.app import runtime
-    from scheduler.app.config_file import read_config
-    from scheduler.app.settings import SchedulerSettings, SettingsError
-    from scheduler.cycle.schedule_one import BatchingSettings
-    from scheduler.kube.binder import BINDS_PER_PARALLELISM, BinderOptions
-    from scheduler.kube.client import KubeconfigError
-    from scheduler.kube.controller.settings import ControllerOptions
-    from scheduler.logs.setup import configure_logging
-
-    if args.kubeconfig is not None and not args.kubeconfig.is_file():
-        print(f"batch-scheduler: --kubeconfig: no such file: {args.kubeconfig}", file=sys.stderr)
-        return 2
-    try:
-        configure_logging(fmt=kube_flags.log_format(args), level=kube_flags.log_level(args))
-    except ValueError as exc:  # an unknown level
-        return _bad_input(f"--log-level: {exc}")
-    try:
-        registry = _registry(args)
-        config = read_config(
-            args.config, scheduler_name=args.scheduler_name, plugin_names=registry.out_of_tree
-        )
-    except PluginLoadError as exc:
-        return _bad_input(exc)
-    except ConfigError as exc:
-        return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
-    try:
-        config = kube_flags.apply_to(config, args)
-    except ConfigError as exc:  # a flag's value, or the file's value the flag clashes with
-        return _bad_input(exc)
-    try:
-        settings = SchedulerSettings(
-            kubeconfig=args.kubeconfig,
-            batching=BatchingSettings(
-                **_given(
-                    mode=args.batching,
-                    max_batch_age=args.max_batch_age,
-                    verify_ratio=args.batching_verify_ratio,
-                )
-            ),
-            # kube's parallelism bounds its Filter/Score workers; ours filter and score on
-            # one thread, so it bounds the next parallel thing, binds in flight.
-            binder=BinderOptions(
-                concurrency=BINDS_PER_PARALLELISM * config.parallelism
-                if args.bind_concurrency is None
-                else args.bind_concurrency
-            ),
-            leader_elect=args.leader_elect,
-            controller=ControllerOptions(**_given(resync_interval=args.resync_interval)),
-            **_given(
-                metrics_addr=args.metrics_addr,
-                secure_port=args.secure_port,
-                bind_address=args.bind_address,
-                tls_cert_file=args.tls_cert_file,
-                tls_private_key_file=args.tls_private_key_file,
-                authentication_kubeconfig=args.authentication_kubeconfig,
-                authorization_kubeconfig=args.authorization_kubeconfig,
-            ),
-        )
-        settings.validate()
-    except SettingsError as exc:
-        return _bad_input(exc)
-    _log_notes(config)
-    try:
-        asyncio.run(runtime.run(settings, config, registry))
-    except PluginLoadError as exc:  # an out-of-tree plugin failed when its profile was built
-        return _bad_input(exc)
-    except ConfigError as exc:  # plugin args are validated when the profiles are built
-        return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
-    except (KubeconfigError, SettingsError) as exc:  # kubeconfig; a metrics port in use
-        return _bad_input(exc)
-    except KeyboardInterrupt:  # a second Ctrl+C before our handlers are in place
-        return 130
-    except Exception:
-        from scheduler import logs
-
-        logs.get_logger(__name__).exception("scheduler_failed")
-        return 1
-    return 0
-
-
-def _log_notes(config: SchedulerConfig) -> None:
-    """One line per configuration field accepted without the effect it has in kube."""
-    from scheduler import logs
-    from scheduler.framework.config_run import notes
-
-    log = logs.get_logger(__name__)
-    for note in notes(config):
-        (log.warning if note.warning else log.info)(
-            "config_field_note", field=note.path, note=note.message
-        )
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -455,12 +353,12 @@ def _demo(args: argparse.Namespace) -> int:
         print(f"batch-scheduler: {exc}", file=sys.stderr)
         return 2
     try:
-        registry = _registry(args)
+        registry = plugin_registry(args)
         config = read_config(args.config, plugin_names=registry.out_of_tree)
     except PluginLoadError as exc:
-        return _bad_input(exc)
+        return bad_input(exc)
     except ConfigError as exc:
-        return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
+        return bad_input(exc.in_file(str(args.config)) if args.config else exc)
     try:
         asyncio.run(
             demo.demo(
@@ -473,9 +371,9 @@ def _demo(args: argparse.Namespace) -> int:
             )
         )
     except PluginLoadError as exc:  # an out-of-tree plugin failed when its profile was built
-        return _bad_input(exc)
+        return bad_input(exc)
     except ConfigError as exc:  # plugin args are validated when the profiles are built
-        return _bad_input(exc.in_file(str(args.config)) if args.config else exc)
+        return bad_input(exc.in_file(str(args.config)) if args.config else exc)
     except KeyboardInterrupt:
         return 130
     except RuntimeError as exc:

@@ -5,8 +5,10 @@ kube-scheduler's informers cover, besides pods and nodes, the Namespaces that
 InterPodAffinity's ``namespaceSelector`` matches, the Services, ReplicationControllers,
 ReplicaSets and StatefulSets from which PodTopologySpread builds the selector of its default
 constraints (``helper.DefaultSelector``), and the StorageClasses, PersistentVolumes,
-PersistentVolumeClaims and CSINodes the four volume plugins read, and the
-PodDisruptionBudgets DefaultPreemption weighs victims against. Each :class:`Kind`
+PersistentVolumeClaims and CSINodes the four volume plugins read, the
+PodDisruptionBudgets DefaultPreemption weighs victims against, and — with the
+GenericWorkload gate — the PodGroups gang scheduling reads (kube's ``scheduling.k8s.io``
+ones, and Coscheduling's where its CRD is installed). Each :class:`Kind`
 names its collection path (our LISTs), its kopf resource (``on.event``), the key it is
 cached under and its labels in logs and metrics; ``sync``, ``relist`` and ``operator``
 iterate over it instead of naming kinds.
@@ -46,6 +48,8 @@ class Kind(StrEnum):
     PERSISTENT_VOLUME_CLAIMS = "persistentvolumeclaims"
     CSI_NODES = "csinodes"
     POD_DISRUPTION_BUDGETS = "poddisruptionbudgets"
+    POD_GROUPS = "podgroups"
+    COSCHEDULING_POD_GROUPS = "podgroups.scheduling.x-k8s.io"
     PODS = "pods"
 
     @property
@@ -65,9 +69,20 @@ class Kind(StrEnum):
         return _SPECS[self].api_version
 
     @property
+    def plural(self) -> str:
+        """The resource's plural, as kopf's ``on.event`` takes it after the API version."""
+        return _SPECS[self].plural or str(self)
+
+    @property
     def path(self) -> str:
         """The cluster-wide collection a LIST reads."""
         return _SPECS[self].path
+
+    @property
+    def gate(self) -> str:
+        """The feature gate without which the API server does not serve the kind (""
+        for none): a PodGroup's ``GenericWorkload``."""
+        return _SPECS[self].gate
 
     @property
     def namespaced(self) -> bool:
@@ -81,6 +96,9 @@ class _Spec:
     path: str
     key: str
     """How a cached object is keyed: ``name``, ``uid`` or ``namespace/name``."""
+    gate: str = ""
+    plural: str = ""
+    """When the enum's value is not the plural (two API groups' ``podgroups``)."""
 
 
 _NAME, _UID, _NAMESPACED = "name", "uid", "namespace/name"
@@ -106,6 +124,21 @@ _SPECS = {
     Kind.POD_DISRUPTION_BUDGETS: _Spec(
         "PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets", _NAMESPACED
     ),
+    Kind.POD_GROUPS: _Spec(
+        "PodGroup",
+        "scheduling.k8s.io/v1beta1",
+        "/apis/scheduling.k8s.io/v1beta1/podgroups",
+        _NAMESPACED,
+        gate="GenericWorkload",
+    ),
+    Kind.COSCHEDULING_POD_GROUPS: _Spec(
+        "PodGroup",
+        "scheduling.x-k8s.io/v1alpha1",
+        "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
+        _NAMESPACED,
+        gate="GenericWorkload",
+        plural="podgroups",
+    ),
     Kind.PODS: _Spec("Pod", "v1", "/api/v1/pods", _UID),
 }
 """Pods are keyed by uid (a pod re-created under its name is another pod to the queue);
@@ -114,6 +147,9 @@ the rest by name, as kube's listers and our cache look them up."""
 
 INFORMED = frozenset({Kind.NODES, Kind.PODS})
 """The hot kinds, kept by the typed informers (``kube.intake``); kopf watches the others."""
+OPTIONAL = frozenset({Kind.COSCHEDULING_POD_GROUPS})
+"""Kinds of a custom resource that may not be installed: watched only when the API server
+serves them (scheduler-plugins' Coscheduling PodGroup CRD)."""
 
 
 def key_of(kind: Kind, raw: Mapping[str, object]) -> str:

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from scheduler.kube.client import ApiClient
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
+    from scheduler.model.pod_groups import PodGroup
 
 __all__ = ["ApiPreemptor", "disruption_condition", "preempted_event"]
 
@@ -69,22 +70,62 @@ class _Clear:
     pod: Pod
 
 
-def disruption_condition(preemptor: Pod, now: float) -> dict[str, Any]:
-    """The condition a victim gets before its deletion (kube's PreemptPod)."""
+@dataclass(frozen=True, slots=True)
+class _GroupPreempt:
+    """Workload-aware preemption (kube's actuatePodGroupPreemption): the victims evicted for
+    the PodGroup, its members nominated to their nodes."""
+
+    pod_group: PodGroup
+    victims: tuple[Pod, ...]
+    nominations: tuple[tuple[Pod, str], ...]
+
+    @property
+    def pod(self) -> Pod:
+        """The member that stands for the group in logs."""
+        return self.nominations[0][0]
+
+
+Job = _Preempt | _Clear | _GroupPreempt
+
+
+def disruption_condition(preemptor: Pod, now: float, *, what: str = "pod") -> dict[str, Any]:
+    """The condition a victim gets before its deletion (kube's PreemptPod); ``what`` is
+    ``podgroup`` for workload-aware preemption."""
     return {
         "type": DISRUPTION_TARGET,
         "status": "True",
         "reason": PREEMPTION_BY_SCHEDULER,
-        "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod",
+        "message": (
+            f"{preemptor.scheduler_name}: preempting to accommodate a higher priority {what}"
+        ),
         "lastTransitionTime": rfc3339(now),
     }
 
 
 def preempted_event(
-    victim: Pod, preemptor: Pod, node: str, *, component: str, identity: str, now: float
+    victim: Pod,
+    preemptor: Pod,
+    node: str,
+    *,
+    component: str,
+    identity: str,
+    now: float,
+    pod_group: PodGroup | None = None,
 ) -> dict[str, Any]:
     """The Normal ``Preempted`` Event on ``victim`` (regarding the victim, related to the
-    preemptor, as kube's ``Eventf(victim, preemptor, ...)``)."""
+    preemptor, as kube's ``Eventf(victim, preemptor, ...)``; to the PodGroup for
+    workload-aware preemption, ``Preempted by podgroup <uid> on node cluster``)."""
+    related = _ref(preemptor)
+    message = f"Preempted by pod {preemptor.uid} on node {node}"
+    if pod_group is not None:
+        related = {
+            "apiVersion": "scheduling.k8s.io/v1beta1",
+            "kind": "PodGroup",
+            "name": pod_group.name,
+            "namespace": pod_group.namespace,
+            "uid": pod_group.uid,
+        }
+        message = f"Preempted by podgroup {pod_group.uid} on node cluster"
     return {
         "apiVersion": "v1",
         "kind": "Event",
@@ -93,11 +134,11 @@ def preempted_event(
             "namespace": victim.namespace,
         },
         "involvedObject": _ref(victim),
-        "related": _ref(preemptor),
+        "related": related,
         "type": "Normal",
         "reason": PREEMPTED,
         "action": "Preempting",
-        "message": f"Preempted by pod {preemptor.uid} on node {node}",
+        "message": message,
         "count": 1,
         "source": {"component": component},
         "reportingComponent": component,
@@ -133,7 +174,7 @@ class ApiPreemptor:
         self._leading = leading or _always
         self._running: set[Uid] = set()
         self._finished: PreemptionFinished | None = None
-        self._pool: workers.WorkerPool[_Preempt | _Clear] = workers.WorkerPool(
+        self._pool: workers.WorkerPool[Job] = workers.WorkerPool(
             "preemption", self._work, limit=concurrency, describe=_describe
         )
         self.deleted = 0
@@ -157,13 +198,21 @@ class ApiPreemptor:
         for pod in pods:
             self._push(_Clear(pod))
 
+    def preempt_group(
+        self, pod_group: PodGroup, victims: Sequence[Pod], nominations: Sequence[tuple[Pod, str]]
+    ) -> None:
+        """``cycle.ports.GroupPreemptor``: one job that nominates the members and evicts the
+        victims for the PodGroup."""
+        if nominations:
+            self._push(_GroupPreempt(pod_group, tuple(victims), tuple(nominations)))
+
     def is_running(self, uid: Uid) -> bool:
         return uid in self._running
 
     def on_finished(self, callback: PreemptionFinished) -> None:
         self._finished = callback
 
-    def _push(self, job: _Preempt | _Clear) -> None:
+    def _push(self, job: Job) -> None:
         if not self._pool.submit(job):
             self._drop(job, "shut down")
 
@@ -181,7 +230,7 @@ class ApiPreemptor:
         for job in await self._pool.stop():
             self._drop(job, "shut down")
 
-    def _drop(self, job: _Preempt | _Clear, reason: str) -> None:
+    def _drop(self, job: Job, reason: str) -> None:
         self.dropped += 1
         log.warning("preemption_dropped", pod=job.pod.key, reason=reason)
         if isinstance(job, _Preempt):
@@ -199,14 +248,42 @@ class ApiPreemptor:
 
     # -- the writer ------------------------------------------------------------------------
 
-    async def _work(self, job: _Preempt | _Clear) -> None:
+    async def _work(self, job: Job) -> None:
         """One job; an exception is logged by the pool (``worker_crashed``)."""
         if not self._leading():
             self._drop(job, "leadership lost")
         elif isinstance(job, _Preempt):
             await self._preempt(job)
+        elif isinstance(job, _GroupPreempt):
+            await self._preempt_group(job)
         else:
             await self._set_nominated_node(job.pod, "")
+
+    async def _preempt_group(self, job: _GroupPreempt) -> None:
+        now = self._wall()
+        for pod, node in job.nominations:
+            await self._set_nominated_node(pod, node)
+        first = job.nominations[0][0]
+        outcomes = await asyncio.gather(
+            *(self._evict(v, first, now, what="podgroup") for v in job.victims)
+        )
+        log.info(
+            "pod_group_preempted_victims",
+            pod_group=job.pod_group.key,
+            victims=[victim.key for victim in job.victims],
+        )
+        for victim, outcome in zip(job.victims, outcomes, strict=True):
+            if outcome:
+                event = preempted_event(
+                    victim,
+                    first,
+                    "cluster",
+                    component=self.component,
+                    identity=self.identity,
+                    now=now,
+                    pod_group=job.pod_group,
+                )
+                await self._post(victim, event)
 
     async def _preempt(self, job: _Preempt) -> None:
         ok = False
@@ -214,7 +291,7 @@ class ApiPreemptor:
         now = self._wall()
         try:
             await self._set_nominated_node(job.pod, job.node)
-            outcomes = await asyncio.gather(*(self._evict(v, job, now) for v in job.victims))
+            outcomes = await asyncio.gather(*(self._evict(v, job.pod, now) for v in job.victims))
             evicted = [v for v, outcome in zip(job.victims, outcomes, strict=True) if outcome]
             ok = all(outcome is not None for outcome in outcomes)
         finally:
@@ -230,16 +307,18 @@ class ApiPreemptor:
         for victim in evicted:
             await self._post_preempted_event(victim, job, now)
 
-    async def _evict(self, victim: Pod, job: _Preempt, now: float) -> bool | None:
+    async def _evict(
+        self, victim: Pod, preemptor: Pod, now: float, *, what: str = "pod"
+    ) -> bool | None:
         """Condition + graceful DELETE. True: deleted now; False: nothing to do (gone or
         terminating already); None: failed, or not written (leadership lost)."""
         if victim.deleting:
             return False  # graceful deletion has begun already: nothing to send (kube skips)
         if not self._leading():
-            log.warning("eviction_dropped", pod=job.pod.key, victim=victim.key)
+            log.warning("eviction_dropped", pod=preemptor.key, victim=victim.key)
             return None
         namespace, name = victim.namespace, victim.name
-        condition = {"status": {"conditions": [disruption_condition(job.pod, now)]}}
+        condition = {"status": {"conditions": [disruption_condition(preemptor, now, what=what)]}}
         try:
             await self._api.request(
                 "PATCH",
@@ -252,11 +331,11 @@ class ApiPreemptor:
                 "DELETE", f"/api/v1/namespaces/{namespace}/pods/{name}", decode=False
             )
         except errors.NotFound:
-            log.info("victim_already_gone", pod=job.pod.key, victim=victim.key)
+            log.info("victim_already_gone", pod=preemptor.key, victim=victim.key)
             return False
         except errors.ApiError as e:
             self.failed += 1
-            log.warning("preemption_failed", pod=job.pod.key, victim=victim.key, error=str(e))
+            log.warning("preemption_failed", pod=preemptor.key, victim=victim.key, error=str(e))
             return None
         self.deleted += 1
         return True
@@ -270,6 +349,9 @@ class ApiPreemptor:
             identity=self.identity,
             now=now,
         )
+        await self._post(victim, event)
+
+    async def _post(self, victim: Pod, event: dict[str, Any]) -> None:
         try:
             await self._api.request(
                 "POST", f"/api/v1/namespaces/{victim.namespace}/events", body=event, decode=False
@@ -297,7 +379,7 @@ def _always() -> bool:
     return True
 
 
-def _describe(job: _Preempt | _Clear) -> dict[str, object]:
+def _describe(job: Job) -> dict[str, object]:
     return {"pod": job.pod.key}
 
 

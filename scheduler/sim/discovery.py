@@ -156,6 +156,17 @@ POD_DISRUPTION_BUDGETS = ResourceType(
 PRIORITY_CLASSES = ResourceType(
     "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, ("pc",)
 )
+POD_GROUPS = ResourceType(
+    "scheduling.k8s.io",
+    "v1beta1",
+    "podgroups",
+    "podgroup",
+    "PodGroup",
+    True,
+    (),
+    ("status",),
+)
+"""kube-apiserver serves these with the GenericWorkload gate; the emulator always does."""
 
 RESOURCES: tuple[ResourceType, ...] = (
     PODS,
@@ -171,6 +182,7 @@ RESOURCES: tuple[ResourceType, ...] = (
     STATEFUL_SETS,
     JOBS,
     PRIORITY_CLASSES,
+    POD_GROUPS,
     PERSISTENT_VOLUMES,
     PERSISTENT_VOLUME_CLAIMS,
     STORAGE_CLASSES,
@@ -196,7 +208,7 @@ GROUP_VERSIONS: dict[str, tuple[str, ...]] = {
     "coordination.k8s.io": ("v1",),
     "events.k8s.io": ("v1",),
     "policy": ("v1",),
-    "scheduling.k8s.io": ("v1",),
+    "scheduling.k8s.io": ("v1", "v1beta1"),
     "storage.k8s.io": ("v1",),
 }
 

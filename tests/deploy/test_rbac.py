@@ -46,6 +46,19 @@ CALLS: list[tuple[str, str, str, bool]] = [
     ("kinds.py", "GET", "/apis/storage.k8s.io/v1/csinodes", True),
     ("kinds.py", "GET", "/apis/policy/v1/poddisruptionbudgets", True),
     ("kinds.py", "GET", "/api/v1/pods", True),
+    # with the GenericWorkload gate: kube's PodGroups, and Coscheduling's where installed
+    ("kinds.py", "GET", "/apis/scheduling.k8s.io/v1beta1/podgroups", True),
+    ("kinds.py", "GET", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", True),
+    # discovery: is Coscheduling's CRD served (a non-resource URL every authenticated user
+    # may read through system:discovery; no rule needed)
+    ("controller/operator.py", "GET", "/apis/{}", True),
+    # the PodGroupInitiallyScheduled condition
+    (
+        "group_status.py",
+        "PATCH",
+        "/apis/scheduling.k8s.io/v1beta1/namespaces/{}/podgroups/{}/status",
+        True,
+    ),
     # the typed informers' paginated LIST and WATCH of pods and nodes (kind.path)
     ("intake/reflector.py", "GET", "/api/v1/pods", False),
     ("intake/reflector.py", "GET", "/api/v1/nodes", False),
@@ -85,6 +98,11 @@ KOPF_WATCHES = {
     ("policy", "poddisruptionbudgets"),
 }
 """(group, plural) of the controller's kopf.on.event handlers: list + watch each."""
+GATED_WATCHES = {("scheduling.k8s.io", "podgroups"), ("scheduling.x-k8s.io", "podgroups")}
+"""(group, plural) kopf watches too when GenericWorkload is on (Coscheduling's: when its CRD
+is served)."""
+DISCOVERY = "/apis/{}"
+"""Non-resource: not a permission of the roles."""
 LISTS = "controller/sync.py"
 """Where the kinds' paths are requested (``list_pages(client, kind.path)``): the GETs of
 ``kinds.py`` are issued there, so the method scan finds ``"GET"`` in sync.py."""
@@ -186,8 +204,8 @@ def permission(method: str, path: str) -> tuple[str, str, str]:
 
 
 def required() -> set[tuple[str, str, str]]:
-    needed = {permission(method, path) for _, method, path, _ in CALLS}
-    for group, plural in KOPF_WATCHES | INFORMER_WATCHES:
+    needed = {permission(method, path) for _, method, path, _ in CALLS if path != DISCOVERY}
+    for group, plural in KOPF_WATCHES | GATED_WATCHES | INFORMER_WATCHES:
         needed |= {(group, plural, "list"), (group, plural, "watch")}
     return needed
 
@@ -238,8 +256,10 @@ def test_kinds_paths_are_literals_in_kinds_py() -> None:
     assert {kind.path for kind in Kind} == found
 
 
-def test_kopf_watches_every_kind_and_writes_nothing() -> None:
-    """kopf: login + on.event for each cached kind; no posting, no resource scanning."""
+@pytest.mark.parametrize("gated", [False, True], ids=["default", "GenericWorkload"])
+def test_kopf_watches_every_kind_and_writes_nothing(gated: bool) -> None:
+    """kopf: login + on.event for each cached kind (PodGroups with the gate); no posting, no
+    resource scanning."""
     handlers = kopf_handlers(_modules(KUBE)["controller/operator.py"])
     assert sorted(kind for kind, _ in handlers) == ["event", "login"]
     scheduler, _, _ = scheduler_for([])
@@ -250,12 +270,14 @@ def test_kopf_watches_every_kind_and_writes_nothing() -> None:
         client=ApiClient(configuration),  # no I/O here
         metrics=scheduler.metrics,
         reporter=scheduler.reporter,
+        kinds=set(Kind) if gated else None,
     )
     registry = controller.registry._watching.get_all_handlers()  # kopf's own view
     selectors = [h.selector for h in registry if h.selector is not None]
     watched = {(s.group or "", s.any_name) for s in selectors}
-    assert len(registry) == len(KOPF_WATCHES)
-    assert watched == KOPF_WATCHES
+    expected = KOPF_WATCHES | (GATED_WATCHES if gated else set())
+    assert len(registry) == len(expected)
+    assert watched == expected
     settings = operator_settings(ControllerOptions())
     assert settings.posting.enabled is False  # else kopf would write Events of its own
     assert settings.scanning.disabled is True  # else it would list/watch CRDs and namespaces

@@ -24,6 +24,7 @@ from scheduler.kube.kinds import Kind, key_of, resource_version
 from scheduler.model.errors import ModelError
 from scheduler.model.parse import controller_from_raw, namespace_from_raw, service_from_raw
 from scheduler.model.parse_disruption import pdb_from_raw
+from scheduler.model.parse_pod_groups import coscheduling_group_from_raw, pod_group_from_raw
 from scheduler.model.parse_volumes import (
     csi_node_from_raw,
     pv_from_raw,
@@ -58,6 +59,8 @@ PARSERS: dict[Kind, Callable[[Mapping[str, object]], ClusterObject]] = {
     Kind.PERSISTENT_VOLUME_CLAIMS: pvc_from_raw,
     Kind.CSI_NODES: csi_node_from_raw,
     Kind.POD_DISRUPTION_BUDGETS: pdb_from_raw,
+    Kind.POD_GROUPS: pod_group_from_raw,
+    Kind.COSCHEDULING_POD_GROUPS: coscheduling_group_from_raw,
 }
 """The kinds :class:`ObjectEvents` serves (pods and nodes have appliers of their own)."""
 

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import kopf
 
 from scheduler import logs
+from scheduler.kube import errors
 from scheduler.kube.controller.kopf_retries import KopfRetries
 from scheduler.kube.controller.nodes import NodeEvents
 from scheduler.kube.controller.objects import PARSERS, ObjectEvents
@@ -54,18 +55,49 @@ from scheduler.kube.controller.settings import ControllerOptions, operator_setti
 from scheduler.kube.controller.sync import Applier, CacheSync, Synced
 from scheduler.kube.intake.appliers import NodeIntake, PodIntake
 from scheduler.kube.intake.reflector import Reflector
-from scheduler.kube.kinds import INFORMED, Kind
+from scheduler.kube.kinds import INFORMED, OPTIONAL, Kind
 from scheduler.logs import foreign
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Collection
 
     from scheduler.cycle.eventhandlers import EventHandlers
     from scheduler.cycle.ports import Reporter
+    from scheduler.framework.feature_gates import FeatureGates
     from scheduler.kube.client import ApiClient
     from scheduler.metrics.registry import Metrics
 
 log = logs.get_logger(__name__)
+
+
+def default_kinds() -> frozenset[Kind]:
+    """The kinds kept without a feature gate or an optional CRD."""
+    return frozenset(kind for kind in Kind if not kind.gate and kind not in OPTIONAL)
+
+
+async def watched_kinds(client: ApiClient, gates: FeatureGates) -> frozenset[Kind]:
+    """The kinds this run keeps: the defaults, those whose feature gate is on, and of those
+    an optional custom resource only when the API server serves its group and version
+    (asked once, at start: Coscheduling's CRD installed later needs a restart)."""
+    kinds = set(default_kinds())
+    for kind in Kind:
+        if not kind.gate or not gates.enabled(kind.gate):
+            continue
+        if kind in OPTIONAL and not await _served(client, kind):
+            continue
+        kinds.add(kind)
+    return frozenset(kinds)
+
+
+async def _served(client: ApiClient, kind: Kind) -> bool:
+    try:
+        resources = await client.request("GET", f"/apis/{kind.api_version}")
+    except errors.ApiError:
+        return False  # 404: not installed; anything else: not usable now either
+    listed = resources.get("resources")
+    return isinstance(listed, list) and any(
+        isinstance(item, dict) and item.get("name") == kind.plural for item in listed
+    )
 
 
 def build_registry(
@@ -96,7 +128,7 @@ def _watch(
     """``on.event`` for ``kind``: the applier, then the listing signals (a closure per kind:
     a handler defined in the loop would see only the last kind)."""
 
-    @kopf.on.event(kind.api_version, str(kind), registry=registry, id=f"{kind}-event")
+    @kopf.on.event(kind.api_version, kind.plural, registry=registry, id=f"{kind}-event")
     async def event_handler(event: kopf.RawEvent, **_: Any) -> None:
         event_type = event.get("type")
         apply(event_type, event["object"])
@@ -117,8 +149,11 @@ class Controller:
         metrics: Metrics,
         reporter: Reporter,
         options: ControllerOptions | None = None,
+        kinds: Collection[Kind] | None = None,
     ) -> None:
+        """``kinds``: the kinds to keep (None: every kind no gate or CRD holds back)."""
         self.options = options or ControllerOptions()
+        self.kinds = frozenset(kinds) if kinds is not None else default_kinds()
         self.client = client
         self.synced = Synced()
         """Opens when the initial LIST is in the cache (the loop and /readyz wait on it)."""
@@ -127,7 +162,9 @@ class Controller:
         self.scheduler = handlers.scheduler
         self.pods = PodEvents(handlers, metrics=metrics, reporter=reporter)
         self.nodes = NodeEvents(handlers, metrics=metrics)
-        self.objects = [ObjectEvents(handlers, kind, metrics=metrics) for kind in PARSERS]
+        self.objects = [
+            ObjectEvents(handlers, kind, metrics=metrics) for kind in PARSERS if kind in self.kinds
+        ]
         """Namespaces, Services and pod controllers (``objects``)."""
         self.pod_intake = PodIntake(self.pods, metrics=metrics)
         self.node_intake = NodeIntake(self.nodes, metrics=metrics)
@@ -154,7 +191,7 @@ class Controller:
             self.reflectors[kind] = Reflector(
                 client, kind, intake, sync=self.sync, options=self.options
             )
-        self.kopf_kinds = tuple(kind for kind in Kind if kind not in INFORMED)
+        self.kopf_kinds = tuple(kind for kind in Kind if kind in self.kinds - INFORMED)
         self.relists = Relists(self.sync.replace, self.kopf_kinds, retry_log=client.retry_log)
         """Runs kube's Replace soon after kopf (re-)listed a kind (``relist``)."""
         self.registry = build_registry(client, sync=self.sync, relists=self.relists)

@@ -217,8 +217,11 @@ class WatchRestarts(logging.Filter):
         self, on_restart: Callable[[Kind], None], kinds: Iterable[Kind] = tuple(Kind)
     ) -> None:
         super().__init__()
-        self._kinds = frozenset(str(kind) for kind in kinds)
-        """The plurals listened for: the kinds kopf watches."""
+        self._kinds: dict[str, list[Kind]] = {}
+        """The plurals listened for, and the kinds kopf watches under each (two API groups
+        may share one: kopf's record names only the plural, so both are relisted)."""
+        for kind in kinds:
+            self._kinds.setdefault(kind.plural, []).append(kind)
         self._on_restart = on_restart
         """Called from whichever thread logs (kopf: its loop's); must be thread-safe."""
         self._logger = logging.getLogger(WATCHING_LOGGER)
@@ -238,6 +241,6 @@ class WatchRestarts(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno == logging.DEBUG:
             match = _RESTART.match(record.getMessage())
-            if match and match["plural"] in self._kinds:
-                self._on_restart(Kind(match["plural"]))
+            for kind in self._kinds.get(match["plural"], ()) if match else ():
+                self._on_restart(kind)
         return record.levelno >= self._passthrough
