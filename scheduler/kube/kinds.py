@@ -145,8 +145,10 @@ _SPECS = {
 the rest by name, as kube's listers and our cache look them up."""
 
 
-INFORMED = frozenset({Kind.NODES, Kind.PODS})
-"""The hot kinds, kept by the typed informers (``kube.intake``); kopf watches the others."""
+INFORMED = frozenset({Kind.NODES, Kind.PODS, Kind.POD_GROUPS})
+"""The kinds kept by the typed informers (``kube.intake``): the hot ones, and kube's
+PodGroups (kube-scheduler's typed informer; a gang's members wait on them); kopf watches
+the others."""
 OPTIONAL = frozenset({Kind.COSCHEDULING_POD_GROUPS})
 """Kinds of a custom resource that may not be installed: watched only when the API server
 serves them (scheduler-plugins' Coscheduling PodGroup CRD)."""

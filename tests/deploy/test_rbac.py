@@ -62,6 +62,7 @@ CALLS: list[tuple[str, str, str, bool]] = [
     # the typed informers' paginated LIST and WATCH of pods and nodes (kind.path)
     ("intake/reflector.py", "GET", "/api/v1/pods", False),
     ("intake/reflector.py", "GET", "/api/v1/nodes", False),
+    ("intake/reflector.py", "GET", "/apis/scheduling.k8s.io/v1beta1/podgroups", False),
     # bind
     ("binder.py", "POST", "/api/v1/namespaces/{}/pods/{}/binding", True),
     # PodScheduled=False condition, Scheduled/FailedScheduling events
@@ -98,9 +99,11 @@ KOPF_WATCHES = {
     ("policy", "poddisruptionbudgets"),
 }
 """(group, plural) of the controller's kopf.on.event handlers: list + watch each."""
-GATED_WATCHES = {("scheduling.k8s.io", "podgroups"), ("scheduling.x-k8s.io", "podgroups")}
-"""(group, plural) kopf watches too when GenericWorkload is on (Coscheduling's: when its CRD
-is served)."""
+GATED_INFORMER_WATCHES = {("scheduling.k8s.io", "podgroups")}
+"""(group, plural) a typed informer keeps with GenericWorkload on."""
+GATED_WATCHES = {("scheduling.x-k8s.io", "podgroups")}
+"""(group, plural) kopf watches too with GenericWorkload on (when Coscheduling's CRD is
+served)."""
 DISCOVERY = "/apis/{}"
 """Non-resource: not a permission of the roles."""
 LISTS = "controller/sync.py"
@@ -205,7 +208,7 @@ def permission(method: str, path: str) -> tuple[str, str, str]:
 
 def required() -> set[tuple[str, str, str]]:
     needed = {permission(method, path) for _, method, path, _ in CALLS if path != DISCOVERY}
-    for group, plural in KOPF_WATCHES | GATED_WATCHES | INFORMER_WATCHES:
+    for group, plural in KOPF_WATCHES | GATED_WATCHES | INFORMER_WATCHES | GATED_INFORMER_WATCHES:
         needed |= {(group, plural, "list"), (group, plural, "watch")}
     return needed
 
@@ -275,6 +278,10 @@ def test_kopf_watches_every_kind_and_writes_nothing(gated: bool) -> None:
     registry = controller.registry._watching.get_all_handlers()  # kopf's own view
     selectors = [h.selector for h in registry if h.selector is not None]
     watched = {(s.group or "", s.any_name) for s in selectors}
+    informed = {
+        (kind.api_version.rpartition("/")[0], kind.plural) for kind in controller.reflectors
+    }
+    assert informed == INFORMER_WATCHES | (GATED_INFORMER_WATCHES if gated else set())
     expected = KOPF_WATCHES | (GATED_WATCHES if gated else set())
     assert len(registry) == len(expected)
     assert watched == expected

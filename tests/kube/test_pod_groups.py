@@ -4,12 +4,14 @@ LIST into the cache, and the PodGroupInitiallyScheduled condition written back."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.framework.feature_gates import parse_feature_gates
-from scheduler.kube.controller.objects import ObjectEvents
-from scheduler.kube.controller.operator import default_kinds, watched_kinds
+from scheduler.kube.client import MERGE_PATCH
+from scheduler.kube.controller.operator import Controller, default_kinds, watched_kinds
+from scheduler.kube.controller.settings import ControllerOptions
 from scheduler.kube.group_status import GroupStatus
 from scheduler.kube.kinds import Kind
 from scheduler.model.parse_pod_groups import pod_group_from_raw
@@ -18,6 +20,8 @@ from tests.harness import scheduler_for
 from tests.kube.kube_helpers import FailFirst
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scheduler.kube.client import ApiClient
     from scheduler.sim.server import SimServer
 
@@ -43,17 +47,51 @@ async def test_podgroups_are_kept_only_with_the_gate(api: ApiClient) -> None:
     assert on == default_kinds() | {Kind.POD_GROUPS}
 
 
-async def test_a_listed_podgroup_reaches_the_cache(api: ApiClient) -> None:
-    created = await api.request("POST", GROUPS, body=_group("train", 3))
+async def test_the_podgroup_informer_lists_and_watches(api: ApiClient) -> None:
+    """A PodGroup listed before the start, one created later, minCount lowered, deleted: the
+    cache follows, through the typed informer the controller builds with the gate."""
+    await api.request("POST", GROUPS, body=_group("early", 3))
     scheduler, _, _ = scheduler_for([])
-    events = ObjectEvents(EventHandlers(scheduler), Kind.POD_GROUPS, metrics=scheduler.metrics)
-    listed = await api.request("GET", Kind.POD_GROUPS.path)
-    for item in listed["items"]:
-        events.apply("ADDED", item)
-    group = pod_group_from_raw(created)
-    cached = scheduler.cluster.pod_groups.pod_group(group.key)
-    assert cached is not None
-    assert (cached.name, cached.min_count, cached.gang) == ("train", 3, True)
+    controller = Controller(
+        EventHandlers(scheduler),
+        client=api,
+        metrics=scheduler.metrics,
+        reporter=scheduler.reporter,
+        options=ControllerOptions(watch_server_timeout=1),
+        kinds=default_kinds() | {Kind.POD_GROUPS},
+    )
+    assert Kind.POD_GROUPS not in controller.kopf_kinds
+    reflector = controller.reflectors[Kind.POD_GROUPS]
+    await controller.sync.initial()
+    groups = scheduler.cluster.pod_groups
+
+    def min_count(name: str) -> int | None:
+        found = [g.min_count for g in groups if g.name == name]
+        return found[0] if found else None
+
+    assert min_count("early") == 3
+    task = asyncio.create_task(reflector.run())
+    try:
+        await api.request("POST", GROUPS, body=_group("later", 4))
+        await _until(lambda: min_count("later") == 4)
+        lowered = {"spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}
+        await api.request("PATCH", f"{GROUPS}/later", body=lowered, content_type=MERGE_PATCH)
+        await _until(lambda: min_count("later") == 2)
+        await api.request("DELETE", f"{GROUPS}/early")
+        await _until(lambda: min_count("early") is None)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def _until(predicate: Callable[[], bool]) -> None:
+    """Poll ``predicate`` (the emulator runs in another thread)."""
+    for _ in range(500):
+        if predicate():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("not within 10 s")
 
 
 async def test_the_condition_is_patched_into_status_and_retried(

@@ -54,6 +54,7 @@ from scheduler.kube.controller.relist import Relists, WatchRestarts
 from scheduler.kube.controller.settings import ControllerOptions, operator_settings
 from scheduler.kube.controller.sync import Applier, CacheSync, Synced
 from scheduler.kube.intake.appliers import NodeIntake, PodIntake
+from scheduler.kube.intake.objects import ObjectIntake
 from scheduler.kube.intake.reflector import Reflector
 from scheduler.kube.kinds import INFORMED, OPTIONAL, Kind
 from scheduler.logs import foreign
@@ -165,16 +166,22 @@ class Controller:
         self.objects = [
             ObjectEvents(handlers, kind, metrics=metrics) for kind in PARSERS if kind in self.kinds
         ]
-        """Namespaces, Services and pod controllers (``objects``)."""
+        """The appliers of the other kinds kept (``objects``): PodGroups' fed by an informer,
+        the rest by kopf."""
         self.pod_intake = PodIntake(self.pods, metrics=metrics)
         self.node_intake = NodeIntake(self.nodes, metrics=metrics)
-        intakes: dict[Kind, PodIntake | NodeIntake] = {
+        intakes: dict[Kind, PodIntake | NodeIntake | ObjectIntake] = {
             Kind.NODES: self.node_intake,
             Kind.PODS: self.pod_intake,
         }
         informed: dict[Kind, tuple[Applier, Callable[[], Awaitable[int]]]] = {
-            kind: (intake, self._lister(kind)) for kind, intake in intakes.items()
+            Kind.NODES: (self.node_intake, self._lister(Kind.NODES)),
+            Kind.PODS: (self.pod_intake, self._lister(Kind.PODS)),
         }
+        for events in self.objects:
+            if events.kind in INFORMED:  # PodGroups: the intake parses each event in full
+                intakes[events.kind] = ObjectIntake(events, metrics=metrics)
+                informed[events.kind] = (events, self._lister(events.kind))
         self.reflectors: dict[Kind, Reflector] = {}
         """The informers of the hot kinds (``kube.intake``), built once the sync is."""
         self.sync = CacheSync(

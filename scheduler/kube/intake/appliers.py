@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from scheduler.metrics.registry import Metrics
     from scheduler.model.pod import Pod
 
-__all__ = ["NodeIntake", "PodIntake", "decode_object"]
+__all__ = ["NodeIntake", "PodIntake", "decode_object", "decoded"]
 
 log = logs.get_logger(__name__)
 
@@ -234,7 +234,7 @@ class PodIntake:
     ) -> tuple[str, str]:
         if peek is None:
             self.counts.parsed += 1
-            obj = _decoded(raw, "Pod", self.metrics)
+            obj = decoded(raw, "Pod", self.metrics)
             if obj is None:
                 return "", ""
             self.events.apply(event_type, obj)
@@ -248,7 +248,7 @@ class PodIntake:
             self.events.deliver(pod)
         else:
             self.counts.parsed += 1
-            obj = _decoded(raw, "Pod", self.metrics, in_event=in_event)
+            obj = decoded(raw, "Pod", self.metrics, in_event=in_event)
             if obj is None:
                 return "", ""
             pod = self.events.apply(event_type, obj)
@@ -261,7 +261,7 @@ class PodIntake:
         try:
             _, _, uid_text, version = identity(raw)
         except PeekError:
-            obj = _decoded(raw, "Pod", self.metrics)
+            obj = decoded(raw, "Pod", self.metrics)
             if obj is None:
                 return "", ""
             _, _, uid_text = object_ref(obj)
@@ -346,7 +346,7 @@ class NodeIntake:
                     self.counts.skipped += 1
                 return peek.name, peek.resource_version
         self.counts.parsed += 1
-        obj = _decoded(raw, "Node", self.metrics, in_event=in_event)
+        obj = decoded(raw, "Node", self.metrics, in_event=in_event)
         if obj is None:
             return "", ""
         self.events.apply(event_type, obj)
@@ -380,7 +380,7 @@ def _node_name(raw: Mapping[str, object]) -> str:
     return name if isinstance(name, str) else ""
 
 
-def _decoded(
+def decoded(
     raw: Buffer, kind: str, metrics: Metrics, *, in_event: bool = False
 ) -> dict[str, object] | None:
     """The object as a dict, or None (counted and logged) if it is not a JSON object."""

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
 
-__all__ = ["NodeApplier", "PodApplier", "Replacer", "WatchTimeouts"]
+__all__ = ["NodeApplier", "ObjectApplier", "PodApplier", "Replacer", "WatchTimeouts"]
 
 
 class PodApplier(Protocol):
@@ -80,6 +80,18 @@ class NodeApplier(Protocol):
 
     def version(self, key: str) -> str | None:
         """The resourceVersion cached for node ``key`` (None: not cached)."""
+
+
+class ObjectApplier(Protocol):
+    """Parsed objects of one kind into the event handlers
+    (``kube.controller.objects.ObjectEvents``)."""
+
+    @property
+    def kind(self) -> Kind:
+        """The kind it parses."""
+
+    def apply(self, event_type: str | None, raw: Mapping[str, object]) -> None:
+        """A decoded event (``None``: a listed object), parsed in full; DELETED removes."""
 
 
 class Replacer(Protocol):
