@@ -175,7 +175,8 @@ def summary_line(record: dict[str, Any]) -> str:
     sli = record.get("SchedulingSLI_ms") or {}
     return (
         f"{throughput.get('Average', 0):.1f} pods/s (p50 {throughput.get('Perc50', 0):.0f}), "
-        f"{record.get('pods_scheduled')} pods in {record.get('measure_s')} s, "
+        f"{record.get('pods_scheduled')} pods in {record.get('measure_s')} s "
+        f"(created {record.get('created')} in {record.get('create_s')} s), "
         f"SLI p50 {sli.get('Perc50', 0):.0f} ms, cpu {record.get('cpu_s')} s "
         f"({record.get('cpu_ms_per_pod')} ms/pod), rss {record.get('rss_mb')} MB, "
         f"wall {record.get('wall_s')} s"

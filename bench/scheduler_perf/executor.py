@@ -74,6 +74,10 @@ class Measurement:
     scheduled: int
     seconds: float
     cpu_s: float
+    created: int
+    """Pods the runner created while collecting (their creation competes with the run)."""
+    create_s: float
+    """Seconds those creates took, first to last (the pace the scheduler was fed at)."""
 
 
 @dataclass
@@ -90,6 +94,8 @@ class _Collection:
     throughput: ThroughputCollector
     before: Metrics
     cpu0: float
+    created: int = 0
+    create_s: float = 0.0
 
 
 @dataclass
@@ -257,9 +263,13 @@ class Executor:
                 lambda i, n: self._create_pod(op, namespace, i, n),
             )
         else:
+            began = time.monotonic()
             await parallel(
                 op.count, CREATE_WORKERS, lambda i: self._create_pod(op, namespace, i, op.count)
             )
+            if self._collection is not None:
+                self._collection.created += op.count
+                self._collection.create_s += time.monotonic() - began
             if op.skip_wait:
                 self.namespaces[namespace] = self.namespaces.get(namespace, 0) + op.count
             else:
@@ -402,6 +412,8 @@ class Executor:
                 scheduled=collection.throughput.scheduled,
                 seconds=collection.throughput.stopped_at - collection.throughput.started_at,
                 cpu_s=cpu,
+                created=collection.created,
+                create_s=collection.create_s,
             )
         )
 

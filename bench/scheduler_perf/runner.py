@@ -187,6 +187,8 @@ def measurement_fields(measurements: list[Measurement]) -> Record:
         "pods_scheduled": last.scheduled,
         "measure_s": round(last.seconds, 2),
         "cpu_s": round(last.cpu_s, 2),
+        "created": last.created,
+        "create_s": round(last.create_s, 2),
         "cpu_ms_per_pod": round(last.cpu_s * 1000 / last.scheduled, 3) if last.scheduled else None,
     }
     if last.throughput is None:
