@@ -1,0 +1,150 @@
+"""The API server's bind limit on this machine: ``python -m bench.bind_ceiling``.
+
+    python -m bench.bind_ceiling [--nodes 500,5000] [--pods 3000] [--concurrency 1,2,...]
+        [--repeats 1] [--out bench/results/bind_ceiling]
+
+For each node count, a fresh etcd and kube-apiserver (``controlplane/``, no
+controller-manager), then ``bench/bindceiling`` (Go, client-go v0.37.2) in ``sweep`` mode:
+the nodes exist as objects; per concurrency step, pending pods are created first (not
+timed), then only bound, C bindings in flight (POST ``pods/{name}/binding``) over one
+HTTP/2 connection with no client-side rate limit, as ``system:kube-scheduler`` (the
+identity and authorization path kube-scheduler binds with). The result is the most
+bindings per second the API server (and etcd) took: what no scheduler on this machine can
+exceed, whatever it decides. Also the API server's and etcd's CPU per bind.
+
+The same program in ``watch`` mode is the end-to-end benchmarks' ceiling client
+(:mod:`bench.ceiling`). :func:`binary` builds it (``make bench-ceiling`` does the same).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "bench" / "bindceiling"
+BINARY = SOURCE / "bin" / "bindceiling"
+RESULTS = ROOT / "bench" / "results" / "bind_ceiling"
+
+
+def binary() -> Path:
+    """The Go program, built first when missing or older than its sources."""
+    sources = [*SOURCE.glob("*.go"), SOURCE / "go.mod", SOURCE / "go.sum"]
+    newest = max(p.stat().st_mtime for p in sources)
+    if BINARY.exists() and BINARY.stat().st_mtime >= newest:
+        return BINARY
+    try:
+        subprocess.run(["go", "build", "-trimpath", "-o", str(BINARY), "."], cwd=SOURCE, check=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise SystemExit(f"cannot build {SOURCE} (Go >= 1.26 needed): {exc}") from exc
+    return BINARY
+
+
+def sweep(nodes: int, *, pods: int, concurrency: str, repeats: int) -> dict[str, Any]:
+    """One node count on a fresh control plane: every step's line, the best, CPU per bind."""
+    from bench.measure import cpu_seconds
+    from controlplane.launcher import ControlPlane
+
+    program = binary()
+    workdir = Path(tempfile.mkdtemp(prefix=f"bind-ceiling-{nodes}-"))
+    with ControlPlane.start(workdir / "cp", controller_manager=False) as cp:
+        binder = cp.client_kubeconfig("scheduler", "system:kube-scheduler")
+        cmd = [str(program), "sweep", "--kubeconfig", str(binder)]
+        cmd += ["--setup-kubeconfig", str(cp.admin_kubeconfig), "--nodes", str(nodes)]
+        cmd += ["--pods", str(pods), "--repeats", str(repeats)]
+        if concurrency:
+            cmd += ["--concurrency", concurrency]
+        pids = {name: cp.process(name).proc.pid for name in ("kube-apiserver", "etcd")}
+        before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        used = {name: cpu_seconds(pid) - before[name] for name, pid in pids.items()}
+    if out.returncode != 0:
+        raise SystemExit(f"bindceiling sweep failed: {out.stderr.strip()}")
+    lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    steps = [line for line in lines if "best" not in line]
+    best = next(line["best"] for line in lines if "best" in line)
+    binds = sum(step["binds"] for step in steps)
+    return {
+        "nodes": nodes,
+        "steps": steps,
+        "best": best,
+        # Over the whole sweep, creates and deletes included: an upper bound per bind.
+        "apiserver_cpu_ms_per_pod_cycle": round(used["kube-apiserver"] * 1000 / binds, 3),
+        "etcd_cpu_ms_per_pod_cycle": round(used["etcd"] * 1000 / binds, 3),
+    }
+
+
+def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    steps = sorted({s["concurrency"] for r in results for s in r["steps"]})
+    head = "| nodes | " + " | ".join(f"C={c}" for c in steps) + " | max binds/s |"
+    lines = [head, "|" + " ---: |" * (len(steps) + 2)]
+    for r in results:
+        rates: dict[int, float] = {}
+        for s in r["steps"]:
+            rates[s["concurrency"]] = max(rates.get(s["concurrency"], 0.0), s["binds_per_s"])
+        cells = [f"{rates[c]:.0f}" if c in rates else "" for c in steps]
+        best = r["best"]
+        lines.append(
+            f"| {r['nodes']} | " + " | ".join(cells) + f" | **{best['binds_per_s']:.0f}** "
+            f"(C={best['concurrency']}) |"
+        )
+    return "\n".join(
+        [
+            f"bind ceiling, binds/s by bindings in flight: `{meta['command']}`; commit "
+            f"{meta['commit']}; {meta['date']}; {meta['machine']}",
+            "",
+            *lines,
+            "",
+        ]
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.bind_ceiling", description=__doc__)
+    p.add_argument("--nodes", default="500,5000")
+    p.add_argument("--pods", type=int, default=3000, help="pods bound per step")
+    p.add_argument("--concurrency", default="", help="steps (default 1,2,4,...,256)")
+    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--out", type=Path, default=RESULTS)
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    shown = sys.argv[1:] if argv is None else argv
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    meta = {
+        "command": "python -m bench.bind_ceiling " + " ".join(shown),
+        "commit": commit,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+    }
+    results = []
+    for nodes in (int(n) for n in args.nodes.split(",") if n):
+        result = sweep(nodes, pods=args.pods, concurrency=args.concurrency, repeats=args.repeats)
+        for step in result["steps"]:
+            print(json.dumps(step), flush=True)
+        print(
+            f"{nodes} nodes: max {result['best']['binds_per_s']:.0f} binds/s at "
+            f"{result['best']['concurrency']} in flight",
+            flush=True,
+        )
+        results.append(result)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "latest.json").write_text(
+        json.dumps({"meta": meta, "results": results}, indent=1) + "\n"
+    )
+    text = markdown(results, meta)
+    (args.out / "latest.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
