@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
 NODE_WORKERS = 16
 """kube creates nodes one by one; nothing is measured then, so the runner goes faster."""
+NODE_TRIES = 5
 WAIT_TIMEOUT = 600.0
 """kube's ``waitUntilPodsScheduledInNamespace`` default: 10 minutes."""
 POLL = 1.0
@@ -198,18 +199,26 @@ class Executor:
             self.namespaces.setdefault(f"{op.prefix}-{i}", 0)
 
     async def _create_nodes(self, index: int, op: ops.CreateNodes) -> None:
-        made = [
-            objects.node(
-                op.node_template,
-                op.template_params,
-                index=i,
-                count=op.count,
-                prefix=f"node-{index}-",
-                rng=self.rng,
-            )
-            for i in range(op.count)
-        ]
-        await parallel(op.count, NODE_WORKERS, lambda i: self.api.create("/api/v1/nodes", made[i]))
+        async def create(i: int) -> None:
+            # kube's PrepareNodes: up to 5 tries, each with a new random name suffix (five
+            # characters of 27 collide now and then among thousands of nodes).
+            for attempt in range(NODE_TRIES):
+                node = objects.node(
+                    op.node_template,
+                    op.template_params,
+                    index=i,
+                    count=op.count,
+                    prefix=f"node-{index}-",
+                    rng=self.rng,
+                )
+                try:
+                    await self.api.create("/api/v1/nodes", node)
+                    return
+                except ApiError as exc:
+                    if exc.status != 409 or attempt == NODE_TRIES - 1:
+                        raise
+
+        await parallel(op.count, NODE_WORKERS, create)
         if op.allocatable or op.label_key or op.unique_label_key:
             names = [n["metadata"]["name"] for n in await self.api.list_all("/api/v1/nodes")]
             chosen = names[self.next_node_index : self.next_node_index + op.count]
