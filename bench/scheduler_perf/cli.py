@@ -52,6 +52,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=RESULTS)
     p.add_argument("--list", action="store_true", help="print the plan, run nothing")
     p.add_argument(
+        "--append",
+        action="store_true",
+        help="keep OUT/latest.json's records (a rerun replaces its own): one report from "
+        "several invocations, e.g. with different --param overrides",
+    )
+    p.add_argument(
         "--timeout", type=float, default=600.0, help="seconds a wait for pods may take (kube: 600)"
     )
     return p.parse_args(argv)
@@ -125,6 +131,18 @@ def _last_records(out: Path) -> dict[tuple[str, str], str]:
     return found
 
 
+def _previous(out: Path, meta: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The records and commands of ``out/latest.json`` with this invocation's command added."""
+    try:
+        doc = json.loads((out / "latest.json").read_text())
+    except (OSError, ValueError):
+        return [], meta
+    before = doc.get("meta", {})
+    commands = [*before.get("commands", [before.get("command", "")]), meta["command"]]
+    merged = {**meta, "commands": [c for c in commands if c]}
+    return list(doc.get("workloads", [])), merged
+
+
 def meta_for(argv: list[str] | None) -> dict[str, Any]:
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"],
@@ -151,6 +169,8 @@ async def run_all(
 ) -> int:
     meta = meta_for(argv)
     records: list[dict[str, Any]] = []
+    if args.append:
+        records, meta = _previous(args.out, meta)
     for workload in plans:
         for scheduler in chosen:
             workdir = Path(tempfile.mkdtemp(prefix=f"perf-{scheduler}-"))
@@ -159,6 +179,8 @@ async def run_all(
                 workload, scheduler, workdir=workdir, wait_timeout=args.timeout
             )
             print("   " + summary_line(record), flush=True)
+            key = (report.workload_id(record), scheduler)
+            records = [r for r in records if (report.workload_id(r), r["scheduler"]) != key]
             records.append(record)
             report.write(records, meta, args.out)
     print(report.markdown(records, meta))

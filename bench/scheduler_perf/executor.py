@@ -75,6 +75,7 @@ class Measurement:
     scheduled: int
     seconds: float
     cpu_s: float
+    apiserver_cpu_s: float
     created: int
     """Pods the runner created while collecting (their creation competes with the run)."""
     create_s: float
@@ -87,6 +88,7 @@ class SchedulerProbe:
 
     scrape: Callable[[], Awaitable[str]]
     cpu_seconds: Callable[[], float]
+    apiserver_cpu_seconds: Callable[[], float]
 
 
 @dataclass
@@ -95,6 +97,7 @@ class _Collection:
     throughput: ThroughputCollector
     before: Metrics
     cpu0: float
+    apiserver_cpu0: float
     created: int = 0
     create_s: float = 0.0
 
@@ -400,7 +403,9 @@ class Executor:
             )
         before = parse_metrics(await self.probe.scrape())
         collector = ThroughputCollector(self.watch, namespaces, selector, clock=time.monotonic)
-        self._collection = _Collection(name, collector, before, self.probe.cpu_seconds())
+        self._collection = _Collection(
+            name, collector, before, self.probe.cpu_seconds(), self.probe.apiserver_cpu_seconds()
+        )
         collector.start()
 
     async def _stop_collecting(self) -> None:
@@ -410,6 +415,7 @@ class Executor:
         self._collection = None
         throughput = await collection.throughput.stop()
         cpu = self.probe.cpu_seconds() - collection.cpu0
+        apiserver_cpu = self.probe.apiserver_cpu_seconds() - collection.apiserver_cpu0
         after = parse_metrics(await self.probe.scrape())
         attempts = "scheduler_schedule_attempts_total"
         self.measurements.append(
@@ -421,6 +427,7 @@ class Executor:
                 scheduled=collection.throughput.scheduled,
                 seconds=collection.throughput.stopped_at - collection.throughput.started_at,
                 cpu_s=cpu,
+                apiserver_cpu_s=apiserver_cpu,
                 created=collection.created,
                 create_s=collection.create_s,
             )

@@ -102,18 +102,24 @@ def markdown(records: Sequence[Record], meta: Mapping[str, Any]) -> str:
 
 
 def _header(meta: Mapping[str, Any]) -> str:
-    parts = [f"`{meta['command']}`" if meta.get("command") else ""]
-    parts += [f"{key} {meta[key]}" for key in ("commit", "date", "machine") if meta.get(key)]
-    return "SchedulingThroughput Average (pods/s, kube's throughputCollector): " + "; ".join(
-        p for p in parts if p
-    )
+    """What was measured, when and where, and the commands that measured it."""
+    facts = [f"{key} {meta[key]}" for key in ("commit", "date", "machine") if meta.get(key)]
+    commands = [c for c in meta.get("commands") or [meta.get("command", "")] if c]
+    lines = [
+        "SchedulingThroughput Average in pods/s (kube's throughputCollector); "
+        + "; ".join(facts)
+        + ".",
+    ]
+    if commands:
+        lines += ["", "```", *commands, "```"]
+    return "\n".join(lines)
 
 
 def details(records: Sequence[Record]) -> list[str]:
     lines = [
         "| workload | scheduler | Avg | P50 | P90 | P99 | SLI p50 ms | SLI p99 ms | "
-        "CPU s (measured) | CPU ms/pod | peak RSS MB | wall s |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "CPU s | CPU ms/pod | API server CPU s | peak RSS MB | wall s |",
+        "| --- | --- |" + " ---: |" * 11,
     ]
     for r in records:
         if "skipped" in r:
@@ -128,6 +134,7 @@ def details(records: Sequence[Record]) -> list[str]:
             _num(sli.get("Perc99")),
             _num(r.get("cpu_s")),
             _num(r.get("cpu_ms_per_pod")),
+            _num(r.get("apiserver_cpu_s")),
             _num(r.get("rss_mb")),
             _num(r.get("wall_s")),
         ]

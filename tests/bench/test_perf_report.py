@@ -50,7 +50,7 @@ def test_lead_table_rows_give_ratio_threshold_and_reasons() -> None:
     ]
     assert "[1] skipped: needs X=true and ours has no --feature-gates flag yet" in text
     assert "[2] failed: op 3 (Barrier): 0 of 10 pods attempted" in text
-    assert "`python -m bench.scheduler_perf --test x`" in text
+    assert "\npython -m bench.scheduler_perf --test x\n" in text
     assert "commit abc1234" in text
 
 
