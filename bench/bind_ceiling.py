@@ -29,23 +29,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import gotools
+
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "bench" / "bindceiling"
-BINARY = SOURCE / "bin" / "bindceiling"
 RESULTS = ROOT / "bench" / "results" / "bind_ceiling"
 
 
 def binary() -> Path:
     """The Go program, built first when missing or older than its sources."""
-    sources = [*SOURCE.glob("*.go"), SOURCE / "go.mod", SOURCE / "go.sum"]
-    newest = max(p.stat().st_mtime for p in sources)
-    if BINARY.exists() and BINARY.stat().st_mtime >= newest:
-        return BINARY
     try:
-        subprocess.run(["go", "build", "-trimpath", "-o", str(BINARY), "."], cwd=SOURCE, check=True)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise SystemExit(f"cannot build {SOURCE} (Go >= 1.26 needed): {exc}") from exc
-    return BINARY
+        return gotools.binary("bindceiling")
+    except gotools.GoToolError as exc:
+        raise SystemExit(str(exc)) from exc
 
 
 def sweep(nodes: int, *, pods: int, concurrency: str, repeats: int) -> dict[str, Any]:

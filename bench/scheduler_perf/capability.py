@@ -59,10 +59,8 @@ RUNNER_LACKS_TOPICS: Mapping[str, str] = {
     "nodedeclaredfeatures": "its Go test registers mock node features inside the scheduler's "
     "process (WithPreRunFn/WithNodeUpdateFn), which a scheduler binary cannot get",
 }
-RUNNER_LACKS_OPCODES: Mapping[str, str] = {
-    "allocResourceClaims": "allocResourceClaims needs kube's structured DRA allocator "
-    "(k8s.io/dynamic-resource-allocation/structured); the runner has no port of it",
-}
+RUNNER_LACKS_OPCODES: Mapping[str, str] = {}
+"""Ops the runner cannot run (none: ``allocResourceClaims`` runs kube's allocator in Go)."""
 OURS_GATE_FLAGS: Mapping[str, Mapping[bool, tuple[str, ...]]] = {
     "OpportunisticBatching": {True: ("--batching", "all"), False: ("--batching", "off")},
 }

@@ -17,7 +17,8 @@ One op at a time, in order (``executor.go``, ``operations.go``, ``runners.go``):
 * ``createNamespaces``, ``createAny``, ``updateAny`` (rate-limited, object then status),
   ``createPodGroups`` (then wait until they are listed), ``deletePods`` (rate-limited, in
   the background when ``skipWaitToCompletion``), ``churn`` (in the background until the
-  workload ends), ``sleep``, ``start``/``stopCollectingMetrics``.
+  workload ends), ``sleep``, ``start``/``stopCollectingMetrics``, and
+  ``allocResourceClaims`` (kube's structured allocator, in Go: ``bench/draalloc``).
 
 Neighbours: :mod:`bench.scheduler_perf.ops` (what to do), :mod:`bench.scheduler_perf.churn`
 (the background loops), :mod:`bench.scheduler_perf.collector` (what is measured).
@@ -84,11 +85,14 @@ class Measurement:
 
 @dataclass
 class SchedulerProbe:
-    """What the executor reads of the scheduler under measurement."""
+    """What the executor reads of the scheduler and the control plane, and the one op that
+    needs kube's own code (the DRA allocator)."""
 
     scrape: Callable[[], Awaitable[str]]
     cpu_seconds: Callable[[], float]
     apiserver_cpu_seconds: Callable[[], float]
+    allocate_claims: Callable[[str], Awaitable[None]]
+    """kube's allocResourceClaims for a namespace (bench/draalloc, kube's allocator)."""
 
 
 @dataclass
@@ -181,7 +185,7 @@ class Executor:
         elif isinstance(op, ops.StopCollectingMetrics):
             await self._stop_collecting()
         elif isinstance(op, ops.AllocResourceClaims):
-            raise WorkloadError("allocResourceClaims is not implemented by this runner")
+            await self.probe.allocate_claims(op.namespace)
         # CollectingProfile: a pprof of kube's test process; nothing to do here.
 
     # -- namespaces, nodes ------------------------------------------------------------------

@@ -28,6 +28,7 @@ import traceback
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bench import gotools
 from bench.measure import cpu_seconds
 from bench.scheduler_perf import capability, ops, schedulers
 from bench.scheduler_perf.api import Api, tls_for
@@ -47,6 +48,16 @@ Record = dict[str, Any]
 DISABLED_ADMISSION = "ServiceAccount,TaintNodesByCondition,Priority"
 DRA_APIS = ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1")
 DRA_APIS_ALPHA = ("resource.k8s.io/v1alpha3",)
+ALLOCATOR_FEATURES = {
+    "DRAAdminAccess": "AdminAccess",
+    "DRADeviceCompatibilityGroups": "CompatibilityGroups",
+    "DRAConsumableCapacity": "ConsumableCapacity",
+    "DRADeviceTaints": "DeviceTaints",
+    "DRAListTypeAttributes": "ListTypeAttributes",
+    "DRAPartitionableDevices": "PartitionableDevices",
+    "DRAPrioritizedList": "PrioritizedList",
+}
+"""kube's feature gates → the structured allocator's features (dra.go's NewAllocator call)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +111,32 @@ def apiserver_args(gates: Mapping[str, bool]) -> list[str]:
     return args
 
 
+async def allocate_claims(cp: ControlPlane, namespace: str, gates: Mapping[str, bool]) -> None:
+    """kube's ``allocResourceClaims``: ``bench/draalloc`` with the allocator features the
+    workload's gates (or their v1.37 defaults) turn on."""
+    defaults = capability.gate_defaults()
+    enabled = [
+        feature
+        for gate, feature in ALLOCATOR_FEATURES.items()
+        if gates.get(gate, defaults[gate].default if gate in defaults else False)
+    ]
+    program = await asyncio.to_thread(gotools.binary, "draalloc")
+    proc = await asyncio.create_subprocess_exec(
+        str(program),
+        "--kubeconfig",
+        str(cp.admin_kubeconfig),
+        "--namespace",
+        namespace,
+        "--features",
+        ",".join(enabled),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await proc.communicate()
+    if proc.returncode != 0:
+        raise WorkloadError(f"allocResourceClaims: {out.decode(errors='replace').strip()}")
+
+
 def base_record(selected: Selected, scheduler: str) -> Record:
     return {
         "test": selected.case.name,
@@ -141,7 +178,7 @@ async def run(
         await process.wait_ready()
         measured = await _execute(workload, scheduler, cp, process, wait_timeout)
         record.update(measured)
-    except (WorkloadError, RuntimeError, OSError) as exc:
+    except (WorkloadError, RuntimeError, OSError, gotools.GoToolError) as exc:
         record["failed"] = str(exc).splitlines()[0][:400] if str(exc) else repr(exc)
         record["failure_detail"] = "".join(traceback.format_exception(exc))[-3000:]
     finally:
@@ -169,7 +206,14 @@ async def _execute(
         watch = PodWatch(api)
         await watch.start()
         apiserver = cp.process("kube-apiserver").proc.pid
-        probe = SchedulerProbe(process.scrape, process.cpu_seconds, lambda: cpu_seconds(apiserver))
+        gates = workload.selected.feature_gates
+
+        async def allocate(namespace: str) -> None:
+            await allocate_claims(cp, namespace, gates)
+
+        probe = SchedulerProbe(
+            process.scrape, process.cpu_seconds, lambda: cpu_seconds(apiserver), allocate
+        )
         executor = Executor(api, watch, probe, name, wait_timeout=wait_timeout)
         try:
             await executor.run(workload.ops)

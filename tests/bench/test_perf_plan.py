@@ -112,7 +112,6 @@ def test_plans_per_scheduler(
             "mock node features",
             id="go-hooks-inside-the-scheduler",
         ),
-        pytest.param("Partitionable/empty_500nodes", "allocResourceClaims", id="no-allocator"),
     ],
 )
 def test_runner_skips_both_with_the_reason(
@@ -123,6 +122,13 @@ def test_runner_skips_both_with_the_reason(
     for plan in plans.values():
         assert plan.skip is not None
         assert reason in plan.skip
+
+
+def test_claims_kube_allocates_run_for_kube_only(suite: list[TestCase]) -> None:
+    """allocResourceClaims runs kube's allocator (bench/draalloc): kube runs, ours lacks DRA."""
+    plans = runner.plan(one(suite, "Partitionable/empty_500nodes")).plans
+    assert plans["kube"].skip is None
+    assert plans["ours"].skip == capability.OURS_LACKS[capability.DRA]
 
 
 def test_extended_resources_without_dra_objects_run_for_ours(suite: list[TestCase]) -> None:
