@@ -10,7 +10,8 @@ timed), then only bound, C bindings in flight (POST ``pods/{name}/binding``) ove
 HTTP/2 connection with no client-side rate limit, as ``system:kube-scheduler`` (the
 identity and authorization path kube-scheduler binds with). The result is the most
 bindings per second the API server (and etcd) took: what no scheduler on this machine can
-exceed, whatever it decides. Also the API server's and etcd's CPU per bind.
+exceed, whatever it decides. Also the API server's and etcd's CPU per binding while
+binding, which holds still where binds/s move with whatever else the machine runs.
 
 The same program in ``watch`` mode is the end-to-end benchmarks' ceiling client
 (:mod:`bench.ceiling`). :func:`binary` builds it (``make bench-ceiling`` does the same).
@@ -22,6 +23,8 @@ import argparse
 import json
 import os
 import platform
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,57 +47,72 @@ def binary() -> Path:
 
 
 def sweep(nodes: int, *, pods: int, concurrency: str, repeats: int) -> dict[str, Any]:
-    """One node count on a fresh control plane: every step's line, the best, CPU per bind."""
-    from bench.measure import cpu_seconds
+    """One node count on a fresh control plane: every step's line (binds/s, and the API
+    server's and etcd's CPU per binding), the best step."""
     from controlplane.launcher import ControlPlane
 
     program = binary()
     workdir = Path(tempfile.mkdtemp(prefix=f"bind-ceiling-{nodes}-"))
-    with ControlPlane.start(workdir / "cp", controller_manager=False) as cp:
-        binder = cp.client_kubeconfig("scheduler", "system:kube-scheduler")
-        cmd = [str(program), "sweep", "--kubeconfig", str(binder)]
-        cmd += ["--setup-kubeconfig", str(cp.admin_kubeconfig), "--nodes", str(nodes)]
-        cmd += ["--pods", str(pods), "--repeats", str(repeats)]
-        if concurrency:
-            cmd += ["--concurrency", concurrency]
-        pids = {name: cp.process(name).proc.pid for name in ("kube-apiserver", "etcd")}
-        before = {name: cpu_seconds(pid) for name, pid in pids.items()}
-        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        used = {name: cpu_seconds(pid) - before[name] for name, pid in pids.items()}
+    try:
+        with ControlPlane.start(workdir / "cp", controller_manager=False) as cp:
+            binder = cp.client_kubeconfig("scheduler", "system:kube-scheduler")
+            pids = ",".join(f"{n}={cp.process(n).proc.pid}" for n in ("kube-apiserver", "etcd"))
+            cmd = [str(program), "sweep", "--kubeconfig", str(binder)]
+            cmd += ["--setup-kubeconfig", str(cp.admin_kubeconfig), "--nodes", str(nodes)]
+            cmd += ["--pods", str(pods), "--repeats", str(repeats), "--cpu-pids", pids]
+            cmd += ["--clock-ticks", str(os.sysconf("SC_CLK_TCK"))]
+            if concurrency:
+                cmd += ["--concurrency", concurrency]
+            out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     if out.returncode != 0:
         raise SystemExit(f"bindceiling sweep failed: {out.stderr.strip()}")
     lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     steps = [line for line in lines if "best" not in line]
     best = next(line["best"] for line in lines if "best" in line)
-    binds = sum(step["binds"] for step in steps)
-    return {
-        "nodes": nodes,
-        "steps": steps,
-        "best": best,
-        # Over the whole sweep, creates and deletes included: an upper bound per bind.
-        "apiserver_cpu_ms_per_pod_cycle": round(used["kube-apiserver"] * 1000 / binds, 3),
-        "etcd_cpu_ms_per_pod_cycle": round(used["etcd"] * 1000 / binds, 3),
-    }
+    return {"nodes": nodes, "steps": steps, "best": best, "cpu": cpu_per_bind(steps)}
+
+
+def cpu_per_bind(steps: list[dict[str, Any]]) -> dict[str, float]:
+    """The median over the steps of each process's CPU ms per binding, and what two free
+    cores would then take at most (binds/s = 2000 / (API server + etcd ms))."""
+    found: dict[str, float] = {}
+    for name in ("kube-apiserver", "etcd"):
+        values = [s["cpu_ms_per_bind"][name] for s in steps if name in s.get("cpu_ms_per_bind", {})]
+        if values:
+            found[name] = round(statistics.median(values), 3)
+    total = sum(found.values())
+    if total:
+        found["binds_per_s_on_2_cores"] = round(2000 / total)
+    return found
 
 
 def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     steps = sorted({s["concurrency"] for r in results for s in r["steps"]})
-    head = "| nodes | " + " | ".join(f"C={c}" for c in steps) + " | max binds/s |"
-    lines = [head, "|" + " ---: |" * (len(steps) + 2)]
+    head = "| nodes | " + " | ".join(f"C={c}" for c in steps) + " | max binds/s | "
+    head += "API server + etcd CPU ms per binding (median) |"
+    lines = [head, "|" + " ---: |" * (len(steps) + 3)]
     for r in results:
-        rates: dict[int, float] = {}
+        rates: dict[int, list[float]] = {}
         for s in r["steps"]:
-            rates[s["concurrency"]] = max(rates.get(s["concurrency"], 0.0), s["binds_per_s"])
-        cells = [f"{rates[c]:.0f}" if c in rates else "" for c in steps]
-        best = r["best"]
+            rates.setdefault(s["concurrency"], []).append(s["binds_per_s"])
+        cells = ["/".join(f"{v:.0f}" for v in rates[c]) if c in rates else "" for c in steps]
+        best, cpu = r["best"], r.get("cpu", {})
+        cpu_cell = (
+            f"{cpu.get('kube-apiserver', 0):.2f} + {cpu.get('etcd', 0):.2f} "
+            f"(2 free cores: {cpu.get('binds_per_s_on_2_cores', 0)}/s)"
+            if cpu
+            else ""
+        )
         lines.append(
             f"| {r['nodes']} | " + " | ".join(cells) + f" | **{best['binds_per_s']:.0f}** "
-            f"(C={best['concurrency']}) |"
+            f"(C={best['concurrency']}) | {cpu_cell} |"
         )
     return "\n".join(
         [
-            f"bind ceiling, binds/s by bindings in flight: `{meta['command']}`; commit "
-            f"{meta['commit']}; {meta['date']}; {meta['machine']}",
+            f"bind ceiling, binds/s by bindings in flight (each repeat): `{meta['command']}`; "
+            f"commit {meta['commit']}; {meta['date']}; {meta['machine']}",
             "",
             *lines,
             "",
@@ -127,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(step), flush=True)
         print(
             f"{nodes} nodes: max {result['best']['binds_per_s']:.0f} binds/s at "
-            f"{result['best']['concurrency']} in flight",
+            f"{result['best']['concurrency']} in flight; CPU per binding {result['cpu']}",
             flush=True,
         )
         results.append(result)

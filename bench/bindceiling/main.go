@@ -62,6 +62,8 @@ func main() {
 	repeats := flags.Int("repeats", 1, "sweep: runs of each step (the best counts)")
 	port := flags.Int("port", 0, "watch: port of /readyz on 127.0.0.1")
 	nodePrefix := flags.String("node-prefix", "", "node names: PREFIX0..; default ceiling-node- (sweep), node- (watch)")
+	cpuPids := flags.String("cpu-pids", "", "sweep: name=pid,... of processes whose CPU per binding to report (the API server, etcd)")
+	clockTicks := flags.Float64("clock-ticks", 100, "sweep: the kernel's clock ticks per second (getconf CLK_TCK)")
 	_ = flags.Parse(os.Args[2:])
 	if *kubeconfig == "" {
 		fmt.Fprintln(os.Stderr, "--kubeconfig is required")
@@ -104,7 +106,13 @@ func main() {
 			fmt.Fprintf(os.Stderr, "--concurrency: %v\n", perr)
 			os.Exit(2)
 		}
-		err = sweep(ctx, setup, client, *nodes, prefix, *pods, steps, *repeats)
+		watched, perr := parsePids(*cpuPids)
+		if perr != nil {
+			fmt.Fprintf(os.Stderr, "--cpu-pids: %v\n", perr)
+			os.Exit(2)
+		}
+		probe := cpuProbe{pids: watched, ticks: *clockTicks}
+		err = sweep(ctx, setup, client, *nodes, prefix, *pods, steps, *repeats, probe)
 	}
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", mode, err)
@@ -214,9 +222,11 @@ type step struct {
 	Seconds     float64 `json:"seconds"`
 	BindsPerS   float64 `json:"binds_per_s"`
 	Repeat      int     `json:"repeat"`
+	// CPU of the watched processes (--cpu-pids) while binding, per binding, ms.
+	CPUMsPerBind map[string]float64 `json:"cpu_ms_per_bind,omitempty"`
 }
 
-func sweep(ctx context.Context, setup, binder kubernetes.Interface, nodes int, prefix string, pods int, steps []int, repeats int) error {
+func sweep(ctx context.Context, setup, binder kubernetes.Interface, nodes int, prefix string, pods int, steps []int, repeats int, probe cpuProbe) error {
 	if err := ensureNodes(ctx, setup, nodes, prefix); err != nil {
 		return fmt.Errorf("nodes: %w", err)
 	}
@@ -232,7 +242,7 @@ func sweep(ctx context.Context, setup, binder kubernetes.Interface, nodes int, p
 	var results []step
 	for repeat := 0; repeat < repeats; repeat++ {
 		for _, concurrency := range steps {
-			result, err := bindStep(ctx, setup, binder, nodes, prefix, pods, concurrency)
+			result, err := bindStep(ctx, setup, binder, nodes, prefix, pods, concurrency, probe)
 			if err != nil {
 				return err
 			}
@@ -248,7 +258,7 @@ func sweep(ctx context.Context, setup, binder kubernetes.Interface, nodes int, p
 	return nil
 }
 
-func bindStep(ctx context.Context, setup, binder kubernetes.Interface, nodes int, prefix string, pods, concurrency int) (step, error) {
+func bindStep(ctx context.Context, setup, binder kubernetes.Interface, nodes int, prefix string, pods, concurrency int, probe cpuProbe) (step, error) {
 	podsAPI := setup.CoreV1().Pods(namespace)
 	bindAPI := binder.CoreV1().Pods(namespace)
 	uids := make([]string, pods)
@@ -264,6 +274,7 @@ func bindStep(ctx context.Context, setup, binder kubernetes.Interface, nodes int
 		return step{}, err
 	}
 	var failed atomic.Int64
+	cpuBefore := probe.read()
 	started := time.Now()
 	err = parallel(ctx, pods, concurrency, func(i int) error {
 		binding := &v1.Binding{
@@ -276,6 +287,7 @@ func bindStep(ctx context.Context, setup, binder kubernetes.Interface, nodes int
 		return nil
 	})
 	elapsed := time.Since(started).Seconds()
+	cpuAfter := probe.read()
 	if err != nil {
 		return step{}, err
 	}
@@ -292,12 +304,62 @@ func bindStep(ctx context.Context, setup, binder kubernetes.Interface, nodes int
 		return step{}, err
 	}
 	bound := pods - int(failed.Load())
+	cpu := map[string]float64{}
+	for name, before := range cpuBefore {
+		if bound > 0 {
+			cpu[name] = (cpuAfter[name] - before) * 1000 / float64(bound)
+		}
+	}
 	return step{
-		Concurrency: concurrency,
-		Nodes:       nodes,
-		Binds:       bound,
-		Errors:      failed.Load(),
-		Seconds:     elapsed,
-		BindsPerS:   float64(bound) / elapsed,
+		CPUMsPerBind: cpu,
+		Concurrency:  concurrency,
+		Nodes:        nodes,
+		Binds:        bound,
+		Errors:       failed.Load(),
+		Seconds:      elapsed,
+		BindsPerS:    float64(bound) / elapsed,
 	}, nil
+}
+
+// cpuProbe reads the user+system CPU seconds of a few processes from /proc.
+type cpuProbe struct {
+	pids  map[string]int
+	ticks float64
+}
+
+func parsePids(text string) (map[string]int, error) {
+	pids := map[string]int{}
+	for _, part := range strings.Split(text, ",") {
+		if part == "" {
+			continue
+		}
+		name, pid, ok := strings.Cut(part, "=")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("%q is not name=pid", part)
+		}
+		pids[name] = n
+	}
+	return pids, nil
+}
+
+func (p cpuProbe) read() map[string]float64 {
+	out := map[string]float64{}
+	for name, pid := range p.pids {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the command (which may hold spaces) start at state: utime, stime are
+		// the 12th and 13th of them.
+		text := string(data)
+		fields := strings.Fields(text[strings.LastIndex(text, ")")+1:])
+		if len(fields) < 13 {
+			continue
+		}
+		user, _ := strconv.ParseFloat(fields[11], 64)
+		system, _ := strconv.ParseFloat(fields[12], 64)
+		out[name] = (user + system) / p.ticks
+	}
+	return out
 }

@@ -124,10 +124,12 @@ def _last_records(out: Path) -> dict[tuple[str, str], str]:
     found: dict[tuple[str, str], str] = {}
     for r in doc.get("workloads", []):
         key = (report.workload_id(r), r["scheduler"])
+        changed = ", ".join(f"{k}={v}" for k, v in (r.get("overridden") or {}).items())
+        at = f" with {changed}" if changed else ""
         if "failed" in r:
-            found[key] = f"failed: {r['failed']}"
+            found[key] = f"failed{at}: {r['failed']}"
         elif "skipped" not in r:
-            found[key] = f"{report.average(r) or 0:.1f} pods/s"
+            found[key] = f"{report.average(r) or 0:.1f} pods/s{at}"
     return found
 
 
@@ -178,7 +180,11 @@ async def run_all(
             record = await runner.run(
                 workload, scheduler, workdir=workdir, wait_timeout=args.timeout
             )
+            # Where the logs are and the traceback: for the console, not for the records.
+            log, detail = record.pop("log", None), record.pop("failure_detail", None)
             print("   " + summary_line(record), flush=True)
+            if "failed" in record:
+                print(f"   log: {log}\n{detail or ''}", flush=True)
             key = (report.workload_id(record), scheduler)
             records = [r for r in records if (report.workload_id(r), r["scheduler"]) != key]
             records.append(record)
@@ -192,7 +198,7 @@ def summary_line(record: dict[str, Any]) -> str:
     if "skipped" in record:
         return f"skipped: {record['skipped']}"
     if "failed" in record:
-        return f"failed: {record['failed']} (log: {record.get('log')})"
+        return f"failed: {record['failed']}"
     throughput = record.get("SchedulingThroughput") or {}
     sli = record.get("SchedulingSLI_ms") or {}
     return (
