@@ -33,7 +33,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bench.scheduler_perf import objects, ops
+from bench.scheduler_perf import decode, objects, ops
 from bench.scheduler_perf.suite import module_root
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ def runner_skip(selected: Selected) -> str | None:
     top = selected.case.topic.split("/")[0]
     if top in RUNNER_LACKS_TOPICS:
         return RUNNER_LACKS_TOPICS[top]
-    for opcode in sorted(ops.opcodes(selected.case.workload_template)):
+    for opcode in sorted(decode.opcodes(selected.case.workload_template)):
         if opcode in RUNNER_LACKS_OPCODES:
             return RUNNER_LACKS_OPCODES[opcode]
     return None

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import yaml
 
-from bench.scheduler_perf.gotemplate import Template, TemplateError
+from bench.scheduler_perf.gofuncs import TemplateError
+from bench.scheduler_perf.gotemplate import Template
 
 if TYPE_CHECKING:
     import random

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench import gotools
 from bench.measure import cpu_seconds
-from bench.scheduler_perf import capability, ops, schedulers
+from bench.scheduler_perf import capability, decode, ops, schedulers
 from bench.scheduler_perf.api import Api, tls_for
 from bench.scheduler_perf.capability import DRA, KUBE, OURS, Plan
 from bench.scheduler_perf.executor import Executor, Measurement, SchedulerProbe, WorkloadError
@@ -75,7 +75,7 @@ def plan(selected: Selected) -> WorkloadPlan:
     refuse (a bad op, an unused param) is skipped for both, with kube's message."""
     reason = capability.runner_skip(selected)
     try:
-        resolved, params = ops.resolve(selected)
+        resolved, params = decode.resolve(selected)
         unused = params.unused()
         if unused and reason is None:
             reason = f"the parameters {unused} are defined on the workload, but unused"

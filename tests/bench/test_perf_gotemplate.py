@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.scheduler_perf.gotemplate import Template, TemplateError
+from bench.scheduler_perf.gofuncs import TemplateError
+from bench.scheduler_perf.gotemplate import Template
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.scheduler_perf import ops
+from bench.scheduler_perf import decode, ops
 from bench.scheduler_perf.gotemplate import Template
 from bench.scheduler_perf.suite import (
     ParamValue,
@@ -74,7 +74,7 @@ def test_label_filter_is_kubes(filters: list[str], labels: list[str], want: bool
 def test_schedulingbasic_ops_carry_the_workload_params(suite: list[TestCase]) -> None:
     """countParam $initNodes etc. become counts; the measured pods collect metrics."""
     selected = one(suite, "SchedulingBasic/5000Nodes_10000Pods")
-    resolved, params = ops.resolve(selected)
+    resolved, params = decode.resolve(selected)
     nodes, init, measured = resolved
     assert isinstance(nodes, ops.CreateNodes)
     assert (nodes.count, nodes.node_template) == (5000, None)
@@ -93,7 +93,7 @@ def test_overrides_change_params_and_are_reported(suite: list[TestCase]) -> None
     selected = one(suite, "SchedulingBasic/5000Nodes_10000Pods", initNodes=500, initPods=1000)
     assert selected.params["initNodes"] == 500
     assert dict(selected.overridden) == {"initNodes": 500}
-    nodes = ops.resolve(selected)[0][0]
+    nodes = decode.resolve(selected)[0][0]
     assert isinstance(nodes, ops.CreateNodes)
     assert nodes.count == 500
 
@@ -101,7 +101,7 @@ def test_overrides_change_params_and_are_reported(suite: list[TestCase]) -> None
 def test_signature_batch_size_param_reaches_the_pods(suite: list[TestCase]) -> None:
     """batching/'s signatureBatchSizeParam sets the pods' signature batch size."""
     selected = one(suite, "HostPortConflict/20000Nodes_20000Pods_100BatchSize")
-    pods = ops.resolve(selected)[0][1]
+    pods = decode.resolve(selected)[0][1]
     assert isinstance(pods, ops.CreatePods)
     assert (pods.signature_batch_size, pods.count) == (100, 20000)
     assert selected.case.scheduler_config is not None
@@ -111,7 +111,7 @@ def test_signature_batch_size_param_reaches_the_pods(suite: list[TestCase]) -> N
 def test_pod_sets_unroll_into_one_op_per_namespace(suite: list[TestCase]) -> None:
     """createPodSets becomes initNamespaces createPods ops in init-ns-0, init-ns-1, ..."""
     selected = one(suite, "SchedulingRequiredPodAntiAffinityWithNSSelector/5000Nodes")
-    resolved = ops.resolve(selected)[0]
+    resolved = decode.resolve(selected)[0]
     sets = [op for op in resolved if isinstance(op, ops.CreatePods) and op.count == 40]
     assert [op.namespace for op in sets[:3]] == ["init-ns-0", "init-ns-1", "init-ns-2"]
     assert len(sets) == 100
@@ -120,7 +120,7 @@ def test_pod_sets_unroll_into_one_op_per_namespace(suite: list[TestCase]) -> Non
 def test_template_param_defaults_and_duration_params(suite: list[TestCase]) -> None:
     """$numPCIRoots|2 falls back to 2; steadyStateParam and durationParam are read."""
     selected = one(suite, "SchedulingWithResourceClaimTemplate/empty_500nodes")
-    resolved, params = ops.resolve(selected)
+    resolved, params = decode.resolve(selected)
     slices = next(op for op in resolved if isinstance(op, ops.CreateAny) and op.count == 500)
     assert slices.template_params == {"numPCIRoots": 2, "numDevices": 10}
     pods = resolved[-1]
@@ -132,7 +132,7 @@ def test_template_param_defaults_and_duration_params(suite: list[TestCase]) -> N
 def test_count_multiplier_multiplies(suite: list[TestCase]) -> None:
     """countMultiplierParam: pods = groups x pods per group."""
     selected = one(suite, "GangScheduling/5000Nodes_3Gangs_3000Pods_1000PerGroup")
-    pods = ops.resolve(selected)[0][-1]
+    pods = decode.resolve(selected)[0][-1]
     assert isinstance(pods, ops.CreatePods)
     assert pods.count == 3000
 
@@ -141,7 +141,7 @@ def test_an_unknown_param_override_is_an_unused_param(suite: list[TestCase]) -> 
     """A param no op reads is reported, as kube's runner fails such a workload."""
     selected = one(suite, "SchedulingBasic/5000Nodes_10000Pods")
     extra = Selected(selected.case, selected.workload, {**selected.params, "typo": 1}, {})
-    assert ops.resolve(extra)[1].unused() == ["typo"]
+    assert decode.resolve(extra)[1].unused() == ["typo"]
 
 
 @pytest.mark.parametrize(
@@ -156,14 +156,14 @@ def test_an_unknown_param_override_is_an_unused_param(suite: list[TestCase]) -> 
 )
 def test_go_durations(text: str, seconds: float) -> None:
     """durationParam values parse as Go's time.ParseDuration."""
-    assert ops.go_duration(text) == pytest.approx(seconds)
+    assert decode.go_duration(text) == pytest.approx(seconds)
 
 
 @pytest.mark.parametrize("text", ["", "10", "s", "10x"])
 def test_bad_go_durations_are_refused(text: str) -> None:
     """A value Go would refuse is an OpError."""
     with pytest.raises(ops.OpError):
-        ops.go_duration(text)
+        decode.go_duration(text)
 
 
 @pytest.mark.parametrize(
