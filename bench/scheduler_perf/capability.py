@@ -186,8 +186,9 @@ def kube_plan(selected: Selected) -> Plan:
 
 def ours_plan(selected: Selected, resolved: Sequence[ops.Op], config_error: str | None) -> Plan:
     """Ours' flags for the workload's gates, or why ours cannot run it."""
-    for feature in sorted(features_used(resolved)):
-        return Plan(OURS, skip=OURS_LACKS[feature])
+    lacking = sorted(features_used(resolved))
+    if lacking:
+        return Plan(OURS, skip=OURS_LACKS[lacking[0]])
     if config_error:
         return Plan(OURS, skip=f"ours refuses the scheduler configuration: {config_error}")
     gates = dict(selected.feature_gates)
@@ -196,6 +197,7 @@ def ours_plan(selected: Selected, resolved: Sequence[ops.Op], config_error: str 
         value = gates.pop(gate, gate_defaults().get(gate, GateDefault(True, False)).default)
         args.extend(flags[value])
     defaults = gate_defaults()
+    # A gate at kube's default asks nothing of ours, which follows kube v1.37's defaults.
     different = {g: v for g, v in gates.items() if g not in defaults or defaults[g].default != v}
     if different:
         if not ours_has_feature_gates():

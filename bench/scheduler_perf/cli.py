@@ -199,10 +199,15 @@ def summary_line(record: dict[str, Any]) -> str:
         return f"skipped: {record['skipped']}"
     if "failed" in record:
         return f"failed: {record['failed']}"
-    throughput = record.get("SchedulingThroughput") or {}
+    throughput = record.get("SchedulingThroughput")
     sli = record.get("SchedulingSLI_ms") or {}
+    pace = (
+        f"{throughput['Average']:.1f} pods/s (p50 {throughput['Perc50']:.0f})"
+        if throughput
+        else "no SchedulingThroughput sample (under a second)"
+    )
     return (
-        f"{throughput.get('Average', 0):.1f} pods/s (p50 {throughput.get('Perc50', 0):.0f}), "
+        f"{pace}, "
         f"{record.get('pods_scheduled')} pods in {record.get('measure_s')} s "
         f"(created {record.get('created')} in {record.get('create_s')} s), "
         f"SLI p50 {sli.get('Perc50', 0):.0f} ms, cpu {record.get('cpu_s')} s "
