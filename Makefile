@@ -9,7 +9,7 @@ LOCK_HEADER := \
   "\# hashes, for the image (Dockerfile: pip install --require-hashes). Regenerate: make lock" \
   "\#"
 
-.PHONY: install test check demo bench fmt clean controlplane cluster lock
+.PHONY: install test check demo bench bench-perf bench-ceiling fmt clean controlplane cluster lock
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -67,6 +67,22 @@ lock: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# kube's own scheduler_perf workloads (read from the pinned module), kube-scheduler and ours
+# side by side on a fresh control plane each: every `performance` workload unless PERF_ARGS
+# narrows it, e.g. PERF_ARGS="--test '^SchedulingBasic/' --param initNodes=500" (--list:
+# the plan only). docs/performance.md.
+bench-perf: $(STAMP) controlplane
+	$(BIN)/python -m bench.scheduler_perf $(PERF_ARGS)
+
+# The API server's bind limit: bench/bindceiling (Go, client-go) sweeps bindings in flight
+# at 500 and 5000 nodes. The same binary is bench.e2e's ceiling client.
+BINDCEILING := bench/bindceiling/bin/bindceiling
+$(BINDCEILING): bench/bindceiling/*.go bench/bindceiling/go.mod bench/bindceiling/go.sum
+	cd bench/bindceiling && go build -trimpath -o bin/bindceiling .
+
+bench-ceiling: $(STAMP) controlplane $(BINDCEILING)
+	$(BIN)/python -m bench.bind_ceiling
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info

@@ -5,6 +5,11 @@ the end-to-end matrix (``bench.e2e``: batching off vs on vs the bind ceiling, sc
 emulator in separate processes; results in ``bench/results/``), then the decision cost
 without the API (``bench.decision``) and the emulator's own throughput (``bench.sim_bench``).
 ``--quick``: 100 and 500 nodes, one repeat. See docs/performance.md.
+
+Run on their own (each takes its own fresh control planes; ``make controlplane`` first):
+``python -m bench.scheduler_perf`` (``make bench-perf``: kube's scheduler_perf workloads,
+kube-scheduler and ours side by side) and ``python -m bench.bind_ceiling``
+(``make bench-ceiling``: the API server's bind limit, ``bench/bindceiling`` in Go).
 """
 
 from __future__ import annotations

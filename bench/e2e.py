@@ -25,10 +25,11 @@ decision, the bind, the MODIFIED event of the bind, the Scheduled Event. pods/s 
 the first create to the last bind; latency is each pod's create → bind.
 
 The bind ceiling (``batching="ceiling"``): the same emulator and burst, but instead of the
-scheduler a bare client process (``python -m bench.e2e ceiling``, our
-``kube.client.ApiClient``) watches pods and binds each new pending one to a pre-chosen
-node (round robin) with the scheduler's bind concurrency (16): what the fastest possible
-scheduler would achieve against this emulator on this machine, creation included.
+scheduler a bare client process (``python -m bench.e2e ceiling``: ``bench/bindceiling``,
+Go and client-go, :mod:`bench.ceiling`) watches pods and binds each new pending one to a
+pre-chosen node (round robin) with the scheduler's bind concurrency: what the fastest
+possible scheduler would achieve against this emulator on this machine, creation
+included. The API server's limit with binds only is :mod:`bench.bind_ceiling`.
 
 Records (one per scenario x nodes x batching x repeat; keys in ``docs/performance.md``)
 go to ``bench/results/latest.json``; medians per (scenario, nodes, batching) to

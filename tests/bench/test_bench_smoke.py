@@ -7,6 +7,7 @@ with the documented keys and sane values, and that the reports are written.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,11 @@ async def test_one_tiny_run_gives_a_complete_documented_record(tmp_path: Path) -
     assert (tmp_path / "throughput_one-pod-per-node.png").stat().st_size > 1000
 
 
+@pytest.mark.skipif(
+    shutil.which("go") is None
+    and not (Path(__file__).parents[2] / "bench/bindceiling/bin").exists(),
+    reason="the ceiling client is Go (bench/bindceiling) and there is no Go to build it",
+)
 async def test_the_bind_ceiling_binds_a_burst_as_it_is_created() -> None:
     record = await e2e.run_one(e2e.SCENARIOS["multi-pod-per-node"], 5, "ceiling", run_timeout=30)
     assert record["complete"]

@@ -1,0 +1,51 @@
+"""bench.scheduler_perf end to end: one of kube's scheduler_perf workloads, shrunk, runs on
+a fresh control plane for kube-scheduler and for ours, each scheduling its own pods."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+
+from bench.scheduler_perf import runner
+from bench.scheduler_perf.suite import SuiteError, load_suite, select
+from controlplane.launcher import missing_binaries
+from tests.cluster.conftest import REQUIRE
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+MEASURE = 60
+
+
+@pytest.mark.parametrize("scheduler", ["kube", "ours"])
+async def test_a_tiny_schedulingbasic_runs_for_each_scheduler(
+    scheduler: str, tmp_path: Path
+) -> None:
+    """SchedulingBasic at 20 nodes: every measured pod is scheduled by the scheduler under
+    test, and the record carries its CPU, memory and SLI figures."""
+    reason = missing_binaries()
+    if reason:
+        if os.environ.get(REQUIRE):
+            pytest.fail(f"cluster tier required ({REQUIRE}) but {reason}")
+        pytest.skip(f"cluster tier skipped: {reason}")
+    try:
+        suite = load_suite()
+    except SuiteError as exc:
+        pytest.skip(str(exc))
+    (selected,) = select(
+        suite,
+        test="^SchedulingBasic/5000Nodes_10000Pods$",
+        overrides={"initNodes": 20, "initPods": 10, "measurePods": MEASURE},
+    )
+    workload = runner.plan(selected)
+    record = await runner.run(workload, scheduler, workdir=tmp_path, wait_timeout=120)
+    assert "failed" not in record, record.get("failure_detail")
+    assert "skipped" not in record
+    assert record["pods_scheduled"] == MEASURE
+    assert record["attempts"].get("scheduled", 0) >= MEASURE  # the scheduler did it
+    assert record["SchedulingSLI_ms"] is not None
+    assert record["rss_mb"] > 0
+    assert record["cpu_s_total"] > 0
+    assert record["overridden"] == {"initNodes": 20, "initPods": 10, "measurePods": MEASURE}
