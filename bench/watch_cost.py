@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import ssl
 import statistics
 import subprocess
 import sys
@@ -39,6 +40,8 @@ from scheduler.sim.process import SimProcess
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from scheduler.kube.client import Credentials
 
 RESULTS = Path(__file__).parent / "results"
 CONSUMERS = ("bare", "kopf", "kopf-parse")
@@ -75,8 +78,20 @@ class _Counter:
                 self.done.set()
 
 
+def _ssl_for(creds: Credentials) -> ssl.SSLContext | bool:
+    """TLS for a watch beside the client (the real API server: our CA, maybe a client cert)."""
+    if not creds.server.startswith("https"):
+        return False
+    context = ssl.create_default_context(cafile=creds.ca_path)
+    if creds.cert_path:
+        context.load_cert_chain(creds.cert_path, creds.key_path)
+    if creds.insecure:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
 async def _bare(kubeconfig: str, counter: _Counter) -> None:
-    from bench.ceiling import _ssl_for
     from scheduler.kube.client import create_client
 
     api = await create_client(kubeconfig)

@@ -34,7 +34,7 @@ import yaml
 
 from bench.measure import cpu_seconds, vm_hwm_mb
 from bench.scheduler_perf.capability import KUBE, OURS
-from controlplane.launcher import free_port
+from controlplane.processes import free_port
 from scheduler.framework.config import ConfigError, load_config
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from controlplane.launcher import pinned_versions
+from controlplane.processes import pinned_versions
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
