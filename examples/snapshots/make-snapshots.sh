@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Rebuilds the two example snapshots the README's simulate and explain examples read, the way
-# the README tells users to take one: objects made on a real kube-apiserver and
-# kube-controller-manager v1.37.2 (`make cluster`), then `kubectl get ... -A -o json`.
+# Rebuilds the example snapshots the README's and docs/simulate.md's simulate and explain
+# examples read, the way the README tells users to take one: objects made on a real
+# kube-apiserver and kube-controller-manager v1.37.2 (`make cluster`), then
+# `kubectl get ... -A -o json`.
 #
 #   make cluster                     # in another terminal; prints the admin kubeconfig
-#   KUBECONFIG=<admin kubeconfig> bash examples/snapshots/make-snapshots.sh
+#   KUBECONFIG=<admin kubeconfig> bash examples/snapshots/make-snapshots.sh [spread|mixed|gang]
+#
+# gang.json needs a cluster that serves PodGroups:
+#   .venv/bin/python -m controlplane --feature-gates GenericWorkload=true
 #
 # Only against that throwaway cluster: it deletes every node and the namespaces it uses.
 # No scheduler runs: the ReplicaSet, StatefulSet and Job controllers create the pods with
@@ -14,6 +18,8 @@
 # examples and tests/deploy/test_readme_examples.py must be updated with it.
 set -euo pipefail
 cd "$(dirname "$0")"
+ONLY=${1:-all}
+want() { [ "$ONLY" = all ] || [ "$ONLY" = "$1" ]; }
 
 KINDS=nodes,pods,namespaces,services,replicasets,statefulsets,replicationcontrollers,pv,pvc,storageclasses,csinodes,pdb
 
@@ -88,6 +94,7 @@ reset() {  # remove what the previous snapshot made (its namespaces, every node)
   kubectl delete nodes --all --wait=true >/dev/null
 }
 
+if want spread; then
 # -- 1. spread.json: a Deployment spread over zones, scaled up after two zones joined -------
 # web: 3 replicas ran in zone a alone; zones b and c joined; scaled to 9, the 6 new replicas
 # must go to b and c (maxSkew 1 over zones, DoNotSchedule). api: no constraints of its own,
@@ -162,7 +169,9 @@ wait_pods shop app=web 9
 wait_pods shop app=api 4
 kubectl get "$KINDS" -A -o json > spread.json
 echo "spread.json: $(jq '.items | length' spread.json) objects"
+fi
 
+if want mixed; then
 # -- 2. mixed.json: several teams' workloads on nodes of several shapes ---------------------
 # general-1..3 (8 CPU), big-1 (32 CPU), gpu-1 (tainted, 4 GPUs), general-4 (cordoned).
 # Running: coredns (default-scheduler), cruncher (6 CPU each), db-0 and db-1. Pending: db-2
@@ -369,3 +378,98 @@ for _ in $(seq 100); do
 done
 kubectl get "$KINDS,deployments,jobs,priorityclasses" -A -o json > mixed.json
 echo "mixed.json: $(jq '.items | length' mixed.json) objects"
+fi
+
+if want gang; then
+# -- 3. gang.json: Jobs whose pods form PodGroups (GenericWorkload) --------------------------
+# gpu-1..4 (8 CPU, 2 GPUs each) and cpu-1 (8 CPU). train: a 4-pod gang, each pod 6 CPU and
+# 2 GPUs: it fits, one pod per GPU node. sweep: a 3-pod gang of 4 CPU each: two fit on cpu-1
+# and the third nowhere, so, all or nothing, it gets no node (pod by pod, two would hold
+# cpu-1 for a job that cannot run). etl: a Job whose pods name PodGroup etl, not created.
+# notebook: a plain pod.
+reset research
+for i in 1 2 3 4; do
+  node "gpu-$i" "eu-west-1a" 8 64Gi '{"node.kubernetes.io/instance-type": "g5.2xlarge"}' '[]' '{"nvidia.com/gpu": "2"}'
+done
+node cpu-1 eu-west-1a 8 32Gi '{"node.kubernetes.io/instance-type": "m5.2xlarge"}'
+kubectl create namespace research >/dev/null
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: train, namespace: research}
+spec: {schedulingPolicy: {gang: {minCount: 4}}}
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: sweep, namespace: research}
+spec: {schedulingPolicy: {gang: {minCount: 3}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: research}
+spec:
+  parallelism: 4
+  completions: 4
+  completionMode: Indexed
+  template:
+    metadata: {labels: {app: train}, annotations: {batch-scheduler.io/batching: "true"}}
+    spec:
+      schedulerName: batch-scheduler
+      schedulingGroup: {podGroupName: train}
+      restartPolicy: Never
+      containers:
+        - name: worker
+          image: registry.example.com/research/train:1.0
+          resources: {requests: {cpu: "6", memory: 32Gi}, limits: {nvidia.com/gpu: "2"}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: sweep, namespace: research}
+spec:
+  parallelism: 3
+  completions: 3
+  completionMode: Indexed
+  template:
+    metadata: {labels: {app: sweep}}
+    spec:
+      schedulerName: batch-scheduler
+      schedulingGroup: {podGroupName: sweep}
+      restartPolicy: Never
+      containers:
+        - name: trial
+          image: registry.example.com/research/sweep:1.0
+          resources: {requests: {cpu: "4", memory: 8Gi}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: etl, namespace: research}
+spec:
+  parallelism: 2
+  completions: 2
+  template:
+    metadata: {labels: {app: etl}}
+    spec:
+      schedulerName: batch-scheduler
+      schedulingGroup: {podGroupName: etl}
+      restartPolicy: Never
+      containers:
+        - name: etl
+          image: registry.example.com/research/etl:1.0
+          resources: {requests: {cpu: "1", memory: 2Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: notebook, namespace: research}
+spec:
+  schedulerName: batch-scheduler
+  containers:
+    - name: notebook
+      image: registry.example.com/research/notebook:1.0
+      resources: {requests: {cpu: "1", memory: 4Gi}}
+YAML
+wait_pods research app=train 4
+wait_pods research app=sweep 3
+wait_pods research app=etl 2
+kubectl get "$KINDS,podgroups,jobs" -A -o json > gang.json
+echo "gang.json: $(jq '.items | length' gang.json) objects"
+fi

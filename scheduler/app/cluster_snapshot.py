@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler.cycle.eventhandlers import ClusterObject, EventHandlers
+from scheduler.model.pod_groups import GroupApi
 
 if TYPE_CHECKING:
     from scheduler.app.snapshot_file import Snapshot
@@ -23,6 +24,11 @@ def load(scheduler: Scheduler, snapshot: Snapshot) -> None:
     """The snapshot into the cache through the event handlers (the watch's way in),
     everything a signature reads first, then the pods."""
     handlers = EventHandlers(scheduler)
+    # Coscheduling's label makes pods members only where its CRD is served (``run`` asks
+    # discovery); a snapshot holding its PodGroups came from such a cluster.
+    scheduler.cluster.pod_groups.coscheduling = any(
+        group.api is GroupApi.COSCHEDULING for group in snapshot.pod_groups
+    )
     records: tuple[ClusterObject, ...] = (
         *snapshot.namespaces,
         *snapshot.services,
@@ -32,6 +38,7 @@ def load(scheduler: Scheduler, snapshot: Snapshot) -> None:
         *snapshot.pvcs,
         *snapshot.csi_nodes,
         *snapshot.disruption_budgets,
+        *snapshot.pod_groups,
     )
     for record in records:
         handlers.on_object(record, None)

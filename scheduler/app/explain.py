@@ -15,20 +15,21 @@ Batching: the pod is signed by the profile's Signer under ``--batching``; unsign
 report names the refusing plugin (or pod-level rule). A pod that did not opt in is also
 signed as if it had, so the answer says whether opting in would let it batch.
 
-The report (``--output json``) is one object with these keys, all always present:
-``pod``, ``profile``, ``num_nodes``, ``feasible``, ``best`` (nodes with the highest total),
+The report (``--output json``) is one object with these keys, all always present: ``pod``,
+``profile``, ``num_nodes``, ``feasible``, ``best`` (nodes with the highest total),
 ``pre_filter`` (``code``, ``plugin``, ``reasons``, ``narrowed_by``), ``nodes`` (each:
 ``node``, ``feasible``, ``point``, ``plugin``, ``code``, ``reasons``, ``total``, ``scores``
-of ``plugin``, ``raw``, ``normalized``, ``weight``, ``weighted``), ``nominated_pods`` (node →
-the pods nominated there that Filter counted), ``fit_error``,
-``batching`` (``mode``, ``signable``, ``path``: exact, hint or full, ``refused_by``,
-``reason``, ``if_opted_in``), ``gated`` (kube's ``SchedulingGated`` reason and the gates,
-or null: a gated pod is never attempted, and that is the answer; the verdicts say what a
-pass would find once the gates are gone), ``binding_points`` (the profile's plugins at
-``pre_enqueue``, ``reserve``, ``permit``, ``pre_bind`` and ``post_bind``: the points around
-the bind, which act on the chosen node and are not run here; a note says so when there are
-any besides the in-tree ones), ``omitted`` (nodes left out by ``--top N`` or ``--node NAME``,
-:func:`select`), ``notes``.
+of ``plugin``, ``raw``, ``normalized``, ``weight``, ``weighted``), ``nominated_pods`` (node
+→ the pods nominated there that Filter counted), ``fit_error``, ``batching`` (``mode``,
+``signable``, ``path``: exact, hint or full, ``refused_by``, ``reason``, ``if_opted_in``),
+``gated`` (kube's ``SchedulingGated`` reason and the gates, or null: a gated pod is never
+attempted, and that is the answer; the verdicts say what a pass would find once the gates
+are gone), ``binding_points`` (the profile's plugins at ``pre_enqueue``, ``reserve``,
+``permit``, ``pre_bind`` and ``post_bind``: the points around the bind, which act on the
+chosen node and are not run here; a note says so when there are any besides the in-tree
+ones), ``group`` (a gang member's group cycle run on the snapshot, ``app.explain_group``;
+null for a pod of no group or without GenericWorkload), ``omitted`` (nodes left out by
+``--top N`` or ``--node NAME``, :func:`select`), ``notes``.
 
 This module computes the report; ``app.explain_render`` prints it (table or JSON).
 """
@@ -40,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from scheduler.app import cluster_snapshot
 from scheduler.app.core import build_scheduler
+from scheduler.app.explain_group import explain_group
 from scheduler.app.local_binder import LocalBinder
 from scheduler.app.simulate import GATED_MESSAGE, GATED_REASON
 from scheduler.app.snapshot_file import InputError, Snapshot, read_snapshot_file
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from scheduler.framework.config import SchedulerConfig
+    from scheduler.framework.feature_gates import FeatureGates
     from scheduler.framework.profile import PluginFactory, Profile
     from scheduler.framework.status import Status
     from scheduler.model.pod import Pod
@@ -116,9 +119,11 @@ def explain(
     mode: BatchingMode = BatchingMode.ANNOTATED,
     profile: str | None = None,
     registry: Mapping[str, PluginFactory] | None = None,
+    gates: FeatureGates | None = None,
 ) -> dict[str, Any]:
     """The JSON-ready report for pending pod ``pod_key`` (``namespace/name``) under its
-    schedulerName's profile, or ``profile``; ExplainError when it cannot be explained."""
+    schedulerName's profile, or ``profile``; ExplainError when it cannot be explained.
+    ``gates`` None: kube's defaults (no gangs)."""
     pod = _find(snapshot, pod_key)
     profiles = [p.scheduler_name for p in config.profiles]
     name = profile or pod.scheduler_name
@@ -133,6 +138,7 @@ def explain(
         metrics=Metrics(),  # a private registry: nothing is served
         seed=0,
         registry=registry,
+        gates=gates,
     )
     ours = [p for p in snapshot.pending if p.scheduler_name in scheduler.profiles]
     cluster_snapshot.load(scheduler, dataclasses.replace(snapshot, pending=ours))
@@ -155,6 +161,7 @@ def explain(
         "batching": _batching(scheduler.signers[name], pod),
         "gated": _gated(pod),
         "binding_points": _binding_points(scheduler.profiles[name]),
+        "group": explain_group(snapshot, config, pod, mode=mode, registry=registry, gates=gates),
         "omitted": 0,
         "notes": notes,
     }
@@ -176,7 +183,7 @@ def _binding_notes(profile: Profile) -> list[str]:
     """Out-of-tree plugins past Filter and Score may still hold or refuse the pod."""
     binding = profile.binding
     plugins = [*binding.reserve_plugins, *binding.permit_plugins, *binding.pre_bind_plugins]
-    extra = sorted({p.name for p in plugins} - set(names.IN_TREE))
+    extra = sorted({p.name for p in plugins} - {*names.IN_TREE, *names.GATED})
     if not extra:
         return []
     return [

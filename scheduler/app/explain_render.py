@@ -48,11 +48,38 @@ def render_table(report: Mapping[str, Any]) -> str:
         lines += _score_table(scored)
     if report["fit_error"]:
         lines += ["", *_wrap(f"FailedScheduling: {report['fit_error']}", indent=2)]
+    if report.get("group"):
+        lines += ["", *_group_lines(report["group"])]
     if report["notes"]:
         lines += ["", "Notes"]
         for note in report["notes"]:
             lines += _wrap(f"- {note}", indent=2)
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _group_lines(group: Mapping[str, Any]) -> list[str]:
+    """The member's group: held out of the queue, or its cycle member by member."""
+    policy = f"minCount {group['min_count']}" if group["min_count"] is not None else "basic"
+    if not group["exists"]:
+        policy = "no such PodGroup in the snapshot"
+    head = f"Pod group {group['pod_group']} ({policy})"
+    if group["held_by"]:
+        held = f"{group['held_by']}: {group['held']}"
+        return [f"{head}: not queued", *_wrap(held, first=2, indent=4)]
+    head += f": {group['found']} placements found trying {group['tried']} members"
+    if group["bound_before"]:
+        head += f", {group['bound_before']} bound before"
+    head += f"; {group['placed']} placed"
+    lines = [head, "  (the group's cycle on this snapshot, its members together)"]
+    for member in group["members"]:
+        text = f"{member['pod']}: {member['node'] or member['reason'] or '-'}"
+        lines += _wrap(text, first=2, indent=4)
+    condition = group["condition"]
+    if condition:
+        text = f"PodGroupInitiallyScheduled={condition['status']} {condition['reason']}"
+        text += f": {condition['message']}" if condition["message"] else ""
+        lines += _wrap(text, first=2, indent=4)
+    return lines
 
 
 def _headline(report: Mapping[str, Any]) -> str:

@@ -36,6 +36,14 @@ writes through plays its part (``app.local_binder.LocalVolumeBinder``,
 provision keeps its selected node as if a provisioner had made a volume there. Later pods
 see those bindings.
 
+Gangs (the GenericWorkload gate; the CLI turns it on for a snapshot with PodGroups): a
+group is placed whole in one cycle, as in ``run``; each member's row has its
+``pod_group``, and ``summary.pod_groups`` each PodGroup's outcome (members placed against
+``minCount`` and its ``PodGroupInitiallyScheduled`` condition, kube's reason and message).
+A pending pod a PreEnqueue plugin holds (a gang still short of ``minCount`` members, or
+whose PodGroup is not in the snapshot) is never attempted: its row says which plugin holds
+it and why (``held_by``), and the summary counts it under ``waiting``.
+
 Permit: no timer runs offline, so a pod a Permit plugin still holds when the run ends is
 rejected as its timeout would reject it (``rejected due to timeout after waiting …``): its
 row has no node and that reason.
@@ -50,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 from scheduler.app import cluster_snapshot
 from scheduler.app.core import build_scheduler
 from scheduler.app.local_binder import LocalBinder, attempt_queued, commit_volumes
+from scheduler.app.simulate_groups import group_line, group_outcomes, held_rows
 from scheduler.app.snapshot_file import InputError, Snapshot, read_snapshot_file
 from scheduler.batching.signature import BatchingMode
 from scheduler.clock import FakeClock
@@ -62,8 +71,10 @@ if TYPE_CHECKING:
 
     from scheduler.cycle.schedule_one import Scheduler
     from scheduler.framework.config import SchedulerConfig
+    from scheduler.framework.feature_gates import FeatureGates
     from scheduler.framework.profile import PluginFactory
     from scheduler.model.pod import Pod
+    from scheduler.model.pod_groups import GroupCondition, PodGroup
 
 __all__ = [
     "GATED_MESSAGE",
@@ -115,6 +126,18 @@ class _Evictor:
         return None
 
 
+class _GroupConditions:
+    """The GroupReporter offline: each PodGroup's last condition, by ``namespace/name``."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, GroupCondition] = {}
+
+    def pod_group_condition(
+        self, pod_group: PodGroup, condition_type: str, condition: GroupCondition
+    ) -> None:
+        self.last[f"{pod_group.namespace}/{pod_group.name}"] = condition
+
+
 class _Collector:
     def __init__(self) -> None:
         self.reasons: dict[str, str] = {}
@@ -136,12 +159,14 @@ def simulate(
     mode: BatchingMode,
     seed: int | None = 0,
     registry: Mapping[str, PluginFactory] | None = None,
+    gates: FeatureGates | None = None,
 ) -> dict[str, Any]:
     """Place every pending pod (see the module docstring); returns the JSON-ready report.
-    ``registry`` None: the in-tree plugins only."""
+    ``registry`` None: the in-tree plugins only; ``gates`` None: kube's defaults."""
     binder = LocalBinder()
     reporter = _Collector()
     evictor = _Evictor()
+    conditions = _GroupConditions()
     clock = FakeClock()
     scheduler = build_scheduler(
         config,
@@ -152,6 +177,8 @@ def simulate(
         seed=seed,
         preemptor=evictor,
         registry=registry,
+        gates=gates,
+        group_reporter=conditions,
     )
     binder.scheduler = evictor.scheduler = scheduler
     cluster_snapshot.load(scheduler, snapshot)
@@ -177,6 +204,14 @@ def simulate(
     wall = time.perf_counter() - started
     placements = [_final(row, evictor) for row in rows.values()]
     placements += [_gated(pod) for pod in snapshot.pending if pod.scheduling_gates]
+    unattempted = [p for p in snapshot.pending if p.key not in rows and not p.scheduling_gates]
+    placements += held_rows(scheduler, unattempted)
+    if gates is not None and gates.generic_workload:
+        groups = group_outcomes(scheduler, snapshot, placements, conditions.last)
+    else:  # no gangs: the pods were placed one by one
+        groups = []
+        for row in placements:
+            row["pod_group"] = None
     stats = scheduler.counts()
     return {
         "placements": placements,
@@ -185,10 +220,14 @@ def simulate(
             "unschedulable": sum(
                 1
                 for p in placements
-                if not p["node"] and not p["gated"] and p["pod"] not in evictor.preempted_by
+                if not p["node"]
+                and not p["gated"]
+                and not p["held_by"]
+                and p["pod"] not in evictor.preempted_by
             ),
             "preempted": len(evictor.preempted_by),
             "gated": sum(1 for p in placements if p["gated"]),
+            "waiting": sum(1 for p in placements if p["held_by"]),
             "batched": stats.batched,
             "exact": stats.exact,
             "full_passes": stats.full_passes,
@@ -197,6 +236,7 @@ def simulate(
             "batching": str(mode),
             "ignored": dict(sorted(snapshot.ignored.items())),
             "left_out": dict(sorted(snapshot.left_out.items())),
+            "pod_groups": groups,
             # A plugin without sign_pod makes its profile's pods unsignable (said once).
             "unsignable_plugins": {
                 name: signer.disabled_by
@@ -223,6 +263,7 @@ def _final(row: dict[str, Any], evictor: _Evictor) -> dict[str, Any]:
     row = {
         **row,
         "gated": False,
+        "held_by": None,
         "nominated_node": evictor.nominated.get(key),
         "victims": evictor.victims.get(key, []),
     }
@@ -240,6 +281,7 @@ def _gated(pod: Pod) -> dict[str, Any]:
         "node": None,
         "reason": f"{GATED_REASON}: {GATED_MESSAGE} ({', '.join(pod.scheduling_gates)})",
         "gated": True,
+        "held_by": None,
         "nominated_node": None,
         "victims": [],
     }
@@ -255,13 +297,15 @@ def render_table(report: Mapping[str, Any]) -> str:
     lines = [f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]}".rstrip() for r in rows]
     summary = report["summary"]
     lines.append("")
+    waiting = f"waiting {summary['waiting']}, " if summary.get("waiting") else ""
     lines.append(
         f"scheduled {summary['scheduled']}, unschedulable {summary['unschedulable']}, "
-        f"preempted {summary.get('preempted', 0)}, gated {summary.get('gated', 0)}, "
+        f"preempted {summary.get('preempted', 0)}, gated {summary.get('gated', 0)}, {waiting}"
         f"batched {summary['batched']} (exact {summary.get('exact', 0)}), "
         f"full passes {summary['full_passes']}, "
         f"decision {summary['decision_seconds'] * 1000:.1f} ms"
     )
+    lines += [group_line(group) for group in summary.get("pod_groups", [])]
     for profile, plugins in summary.get("unsignable_plugins", {}).items():
         lines.append(
             f"batching off for profile {profile}: plugin(s) {', '.join(plugins)} cannot sign pods"
@@ -287,11 +331,14 @@ def compare(
     mode: BatchingMode,
     seed: int | None,
     registry: Mapping[str, PluginFactory] | None = None,
+    gates: FeatureGates | None = None,
 ) -> dict[str, Any]:
     """Batching off and ``mode`` (``all`` if ``off``) over the same input, with the speedup."""
-    off = simulate(snapshot, config, mode=BatchingMode.OFF, seed=seed, registry=registry)
+    off = simulate(
+        snapshot, config, mode=BatchingMode.OFF, seed=seed, registry=registry, gates=gates
+    )
     on_mode = BatchingMode.ALL if mode is BatchingMode.OFF else mode
-    on = simulate(snapshot, config, mode=on_mode, seed=seed, registry=registry)
+    on = simulate(snapshot, config, mode=on_mode, seed=seed, registry=registry, gates=gates)
     on_seconds = on["summary"]["decision_seconds"]
     speedup = off["summary"]["decision_seconds"] / on_seconds if on_seconds else None
     return {"off": off, "on": on, "speedup": speedup, "differences": differences(off, on)}

@@ -2,24 +2,26 @@
 
 A snapshot is what a user gets from ``kubectl get nodes,pods,namespaces,services,
 replicasets,statefulsets,replicationcontrollers,pv,pvc,storageclasses,csinodes,pdb -A -o yaml``
-(one ``kind: List`` document)
+(one ``kind: List`` document; add ``podgroups`` where the cluster has PodGroups)
 or a hand-written multi-document YAML; both are read, and so are lists inside either
 (``v1/List``, or a typed list such as ``PodList`` whose items may leave out their kind).
 
 Used, each through the same ``model.parse`` function as ``run``: Nodes, Pods, Namespaces
 (labels, for pod-affinity ``namespaceSelector``), Services, ReplicationControllers,
 ReplicaSets and StatefulSets (the DefaultSelector of default topology spreading),
-PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes (the volume
-plugins), PodDisruptionBudgets (preemption's choice of victims, by their
-``status.disruptionsAllowed``). Every other kind Kubernetes serves cannot affect a decision
-and is counted by kind in ``Snapshot.ignored`` (ConfigMaps, Deployments, Events, ...; also
-PriorityClasses: admission has already written each pod's ``spec.priority`` from its class,
-and that is what the scheduler reads). So is a custom resource (an API group that is not
-Kubernetes' own, ``app.kube_kinds``); a kind of ours from such a group (a Knative
-``serving.knative.dev/Service``) is counted as ``Service.serving.knative.dev``. A kind
-Kubernetes does not serve (``kind: Pdo``), or a kind of its own under an apiVersion that does
-not serve it (``extensions/v1beta1`` Deployments), is an :class:`InputError` naming the
-document: a typo would otherwise leave an object out unnoticed.
+PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes (the volume plugins),
+PodDisruptionBudgets (preemption's choice of victims, by their
+``status.disruptionsAllowed``), PodGroups (``scheduling.k8s.io``, and scheduler-plugins'
+``scheduling.x-k8s.io`` CRD: gang scheduling). Every other kind Kubernetes serves cannot
+affect a decision and is counted by kind in ``Snapshot.ignored`` (ConfigMaps, Deployments,
+Events, ...; also PriorityClasses: admission has already written each pod's
+``spec.priority`` from its class, and that is what the scheduler reads). So is a custom
+resource (an API group that is not Kubernetes' own, ``app.kube_kinds``); a kind of ours from
+such a group (a Knative ``serving.knative.dev/Service``) is counted as
+``Service.serving.knative.dev``. A kind Kubernetes does not serve (``kind: Pdo``), or a kind
+of its own under an apiVersion that does not serve it (``extensions/v1beta1`` Deployments),
+is an :class:`InputError` naming the document: a typo would otherwise leave an object out
+unnoticed.
 
 What is not used is said, never skipped in silence: :func:`notices` gives one line per
 ignored kind (``ignored: 2 ConfigMap (not read by the scheduler)``) and per schedulerName
@@ -61,6 +63,7 @@ from scheduler.model.parse import (
     service_from_raw,
 )
 from scheduler.model.parse_disruption import pdb_from_raw
+from scheduler.model.parse_pod_groups import coscheduling_group_from_raw, pod_group_from_raw
 from scheduler.model.parse_volumes import (
     csi_node_from_raw,
     pv_from_raw,
@@ -76,6 +79,7 @@ if TYPE_CHECKING:
     from scheduler.model.disruption import PodDisruptionBudget
     from scheduler.model.node import Node
     from scheduler.model.pod import Pod
+    from scheduler.model.pod_groups import PodGroup
     from scheduler.model.volumes import (
         CSINode,
         PersistentVolume,
@@ -92,9 +96,11 @@ if TYPE_CHECKING:
         | StorageClass
         | CSINode
         | PodDisruptionBudget
+        | PodGroup
     )
 
 __all__ = [
+    "COSCHEDULING_GROUP",
     "NAMESPACE_NAME_LABEL",
     "USED_KINDS",
     "InputError",
@@ -120,8 +126,14 @@ USED_KINDS = {
     "StorageClass": "storage.k8s.io",
     "CSINode": "storage.k8s.io",
     "PodDisruptionBudget": "policy",
+    "PodGroup": "scheduling.k8s.io",
 }
-"""Kind → API group of the objects a decision reads today; every other kind is ignored."""
+"""Kind → API group of the objects a decision reads today; every other kind is ignored
+(but Coscheduling's PodGroup, :data:`COSCHEDULING_GROUP`)."""
+POD_GROUP_VERSION = "scheduling.k8s.io/v1beta1"
+"""The PodGroups kube-scheduler v1.37 reads (``kubectl get podgroups`` prints them so)."""
+COSCHEDULING_GROUP = "scheduling.x-k8s.io"
+"""scheduler-plugins' PodGroup CRD: its PodGroups are read too (gangs by label)."""
 
 _RECORD_KINDS: dict[str, tuple[Callable[[dict[str, object]], _Record], str]] = {
     "Namespace": (namespace_from_raw, "namespaces"),
@@ -140,6 +152,8 @@ _RECORD_KINDS: dict[str, tuple[Callable[[dict[str, object]], _Record], str]] = {
     "StorageClass": (storage_class_from_raw, "storage_classes"),
     "CSINode": (csi_node_from_raw, "csi_nodes"),
     "PodDisruptionBudget": (pdb_from_raw, "disruption_budgets"),
+    "PodGroup": (pod_group_from_raw, "pod_groups"),
+    f"PodGroup.{COSCHEDULING_GROUP}": (coscheduling_group_from_raw, "pod_groups"),
 }
 """Kinds besides Nodes and Pods: the parser and the ``Snapshot`` list each record joins
 (duplicates are named ``Kind [namespace/]name``)."""
@@ -164,6 +178,8 @@ class Snapshot:
     storage_classes: list[StorageClass] = field(default_factory=list)
     csi_nodes: list[CSINode] = field(default_factory=list)
     disruption_budgets: list[PodDisruptionBudget] = field(default_factory=list)
+    pod_groups: list[PodGroup] = field(default_factory=list)
+    """kube's PodGroups and Coscheduling's (``PodGroup.api`` tells them apart)."""
     ignored: dict[str, int] = field(default_factory=dict)
     """Objects skipped because they cannot affect a decision, counted by kind."""
     left_out: dict[str, int] = field(default_factory=dict)
@@ -175,6 +191,7 @@ class Snapshot:
 _IGNORED_BECAUSE = {
     "PriorityClass": "admission already wrote each pod's spec.priority from it",
     "Deployment": "the scheduler reads the ReplicaSets it owns",
+    "PodGroup": f"another version: the scheduler reads {POD_GROUP_VERSION} PodGroups",
 }
 """Why a kind is not read, where a user may expect it to be; others: not read at all."""
 
@@ -281,7 +298,12 @@ class _Builder:
         self._snapshot.objects += 1
         group = api_version.rpartition("/")[0] if api_version else None
         expected = USED_KINDS.get(kind)
-        if expected is None or (group is not None and group != expected):
+        if kind == "PodGroup" and group == COSCHEDULING_GROUP:
+            kind = f"PodGroup.{COSCHEDULING_GROUP}"  # read, as its own record kind
+        elif kind == "PodGroup" and api_version not in (None, POD_GROUP_VERSION):
+            self._snapshot.ignored[kind] = self._snapshot.ignored.get(kind, 0) + 1
+            return  # another version's schema (v1alpha3): not what kube-scheduler reads
+        elif expected is None or (group is not None and group != expected):
             key = kind if expected is None else f"{kind}.{group}"  # kubectl's Kind.group
             self._snapshot.ignored[key] = self._snapshot.ignored.get(key, 0) + 1
             return
@@ -351,6 +373,7 @@ class _Builder:
         named |= {controller.namespace for controller in snapshot.controllers}
         named |= {pvc.namespace for pvc in snapshot.pvcs}
         named |= {budget.namespace for budget in snapshot.disruption_budgets}
+        named |= {group.namespace for group in snapshot.pod_groups}
         snapshot.namespaces += [
             Namespace(name=name, resource_version="", labels={})
             for name in sorted(named - declared)

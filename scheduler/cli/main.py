@@ -8,6 +8,7 @@ with a message naming the field.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,9 +18,14 @@ from scheduler.app.plugin_loading import PluginLoadError
 from scheduler.app.snapshot_file import USED_KINDS as SNAPSHOT_KINDS_READ
 from scheduler.batching.signature import BatchingMode
 from scheduler.cli import kube_flags
-from scheduler.cli.common import bad_input, plugin_registry
+from scheduler.cli.common import bad_input, feature_gates, offline_gates, plugin_registry
 from scheduler.cli.run_command import run_command
 from scheduler.framework.config import DEFAULT_SCHEDULER_NAME, ConfigError
+from scheduler.framework.feature_gates import (
+    OPPORTUNISTIC_BATCHING,
+    FeatureGateError,
+    FeatureGates,
+)
 
 if TYPE_CHECKING:
     from scheduler.app.snapshot_file import Snapshot
@@ -172,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simulate.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
     _add_plugin_flag(simulate)
+    _add_feature_gates_flag(simulate)
     simulate.add_argument("--batching", type=_batching, help="annotated (default), all or off")
     simulate.add_argument("--seed", type=int, default=0, help="seed for tie-breaking")
     simulate.add_argument("--output", choices=("json", "table"), default="table")
@@ -193,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("pod", metavar="NAMESPACE/NAME", help="the pending pod to explain")
     explain.add_argument("--config", type=Path, help="KubeSchedulerConfiguration file")
     _add_plugin_flag(explain)
+    _add_feature_gates_flag(explain)
     explain.add_argument("--batching", type=_batching, help="annotated (default), all or off")
     explain.add_argument("--output", choices=("table", "json"), default="table")
     explain.add_argument("--scheduler-name", default=DEFAULT_SCHEDULER_NAME)
@@ -251,13 +259,22 @@ def _simulate(args: argparse.Namespace) -> int:
 
     try:
         registry = plugin_registry(args)
-        config = read_config(
-            args.config, scheduler_name=args.scheduler_name, plugin_names=registry.out_of_tree
+        read = functools.partial(
+            read_config,
+            args.config,
+            scheduler_name=args.scheduler_name,
+            plugin_names=registry.out_of_tree,
         )
+        config = read(gates=feature_gates(args))
         names = {p.scheduler_name for p in config.profiles}
         snapshot = simulate.read_snapshot_file(args.cluster, names)
+        gates = offline_gates(args, pod_groups=len(snapshot.pod_groups))
+        config = read(gates=gates)  # the gates enable plugins (GangScheduling)
         run = simulate.compare if args.compare else simulate.simulate
-        report = run(snapshot, config, mode=_mode(args), seed=args.seed, registry=registry)
+        mode = _mode(args, gates)
+        report = run(snapshot, config, mode=mode, seed=args.seed, registry=registry, gates=gates)
+    except FeatureGateError as exc:
+        return bad_input(f"--feature-gates: {exc}")
     except PluginLoadError as exc:
         return bad_input(exc)
     except ConfigError as exc:  # plugin args are validated when the profiles are built
@@ -282,14 +299,27 @@ def _explain(args: argparse.Namespace) -> int:
 
     try:
         registry = plugin_registry(args)
-        config = read_config(
-            args.config, scheduler_name=args.scheduler_name, plugin_names=registry.out_of_tree
-        )
+        feature_gates(args)  # a bad flag is named before the snapshot is read
         snapshot = explain.read_cluster(args.cluster)
+        gates = offline_gates(args, pod_groups=len(snapshot.pod_groups))
+        config = read_config(
+            args.config,
+            scheduler_name=args.scheduler_name,
+            plugin_names=registry.out_of_tree,
+            gates=gates,
+        )
         report = explain.explain(
-            snapshot, config, args.pod, mode=_mode(args), profile=args.profile, registry=registry
+            snapshot,
+            config,
+            args.pod,
+            mode=_mode(args, gates),
+            profile=args.profile,
+            registry=registry,
+            gates=gates,
         )
         report = explain.select(report, top=args.top, node=args.node)
+    except FeatureGateError as exc:
+        return bad_input(f"--feature-gates: {exc}")
     except PluginLoadError as exc:
         return bad_input(exc)
     except ConfigError as exc:  # plugin args are validated when the profiles are built
@@ -330,10 +360,13 @@ def _print_notices(snapshot: Snapshot) -> None:
         print(line, file=sys.stderr)
 
 
-def _mode(args: argparse.Namespace) -> BatchingMode:
-    """``--batching``, or BatchingSettings' default when it was left out."""
+def _mode(args: argparse.Namespace, gates: FeatureGates | None = None) -> BatchingMode:
+    """``--batching``, or off under ``OpportunisticBatching=false`` (as ``run``), or
+    BatchingSettings' default when it was left out."""
     if args.batching is not None:
         return BatchingMode(args.batching)
+    if gates is not None and not gates.enabled(OPPORTUNISTIC_BATCHING):
+        return BatchingMode.OFF
     from scheduler.cycle.schedule_one import BatchingSettings
 
     return BatchingSettings().mode

@@ -109,6 +109,16 @@ class _Member:
     elapsed: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class GroupAttempt:
+    """What one group's algorithm did (``explain`` reports it)."""
+
+    tried: int
+    """Members tried, in order, until minCount was reached or out of reach."""
+    found: int
+    """Placements found among them (kept on success, released on failure)."""
+
+
 class GroupCycle:
     """Places whole pod groups; see the module docstring."""
 
@@ -133,20 +143,21 @@ class GroupCycle:
         self.group_reporter = group_reporter
         self.failures = failures
 
-    def schedule(self, group: QueuedPodGroupInfo, cycle: int) -> None:
-        """Place ``group`` (popped whole) in cycle number ``cycle``."""
+    def schedule(self, group: QueuedPodGroupInfo, cycle: int) -> GroupAttempt | None:
+        """Place ``group`` (popped whole) in cycle number ``cycle``; what the algorithm
+        found (None: no member was tried)."""
         started = time.perf_counter()
         pod_group = self.cluster.pod_groups.pod_group(group.key)
         members = group.ordered()
         problem = self._invalid(group, pod_group, members)
         if problem:
             self._failed_before(group, pod_group, members, problem, started)
-            return
+            return None
         assert pod_group is not None
         live = [info for info in members if not self._skipped(info)]
         if not live:
             self.queue.attempted_group(group, placed=True, error=False)
-            return
+            return None
         tried, status = self._place(pod_group, live, cycle)
         self.metrics.podgroup_algorithm_duration.observe(time.perf_counter() - started)
         placed = status.is_success
@@ -174,15 +185,17 @@ class GroupCycle:
         self.metrics.podgroup_attempt_duration.labels(result=result, profile=profile).observe(
             time.perf_counter() - started
         )
+        found = sum(1 for m in tried if m.status is not None and m.status.is_success)
         log.info(
             "group_placed" if placed else "group_unschedulable",
             group=group.key,
             members=len(live),
-            placed=sum(1 for m in tried if m.status is not None and m.status.is_success),
+            placed=found,
             min_count=pod_group.min_count,
             reason=None if placed else status.message(),
         )
         self.queue.attempted_group(group, placed=placed, error=status.code is st.Code.ERROR)
+        return GroupAttempt(tried=sum(1 for m in tried if m.status is not None), found=found)
 
     # -- the algorithm (kube's podGroupSchedulingDefaultAlgorithm) -------------------------
 

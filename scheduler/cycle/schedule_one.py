@@ -38,7 +38,7 @@ from scheduler.cycle.counts import CycleCounts
 from scheduler.cycle.decision import Decision, Reserved, log_decision
 from scheduler.cycle.failure import FailureHandler
 from scheduler.cycle.ports import BindRequest, NoGroupReporter
-from scheduler.cycle.schedule_group import GroupCycle
+from scheduler.cycle.schedule_group import GroupAttempt, GroupCycle
 from scheduler.cycle.verification import Verifier
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import Diagnosis, FitError, SchedulingError
@@ -286,11 +286,12 @@ class Scheduler:
         self.binding.run_decided()
         return outcome
 
-    def schedule_group(self, group: QueuedPodGroupInfo) -> None:
-        """One cycle for a whole pod group (cycle/schedule_group.py)."""
+    def schedule_group(self, group: QueuedPodGroupInfo) -> GroupAttempt | None:
+        """One cycle for a whole pod group (cycle/schedule_group.py); what it found."""
         self._cycle += 1
-        self.groups.schedule(group, self._cycle)
+        attempt = self.groups.schedule(group, self._cycle)
         self.binding.run_decided()
+        return attempt
 
     def store(self, info: QueuedPodInfo, decision: Decision, cycle: int, elapsed: float) -> None:
         """A placed pod's ranking becomes its profile's batch state (kube's

@@ -62,7 +62,7 @@ def test_the_examples_are_found() -> None:
     assert {document for document, _, _ in EXAMPLES} == {"README.md", "simulate.md"}
     used = " ".join(command for _, command, _ in EXAMPLES)
     snapshots = sorted(path.name for path in SNAPSHOTS.glob("*.json"))
-    assert snapshots == ["mixed.json", "spread.json"]
+    assert snapshots == ["gang.json", "mixed.json", "spread.json"]
     for name in snapshots:
         assert f"examples/snapshots/{name}" in used, name
 

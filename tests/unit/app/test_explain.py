@@ -280,6 +280,7 @@ def test_json_keys_are_documented(tmp_path: Path) -> None:
         "batching",
         "gated",
         "binding_points",
+        "group",
         "omitted",
         "notes",
     ]

@@ -61,15 +61,19 @@ def test_json_report_places_and_explains(tmp_path: Path) -> None:
             "node": "big",
             "reason": None,
             "gated": False,
+            "held_by": None,
             "nominated_node": None,
             "victims": [],
+            "pod_group": None,
         },
         {
             "pod": "default/low",
             "node": None,
             "gated": False,
+            "held_by": None,
             "nominated_node": None,
             "victims": [],
+            "pod_group": None,
             # kube's message, with DefaultPreemption's: "big" only holds pods of no lower
             # priority; "small" (1 cpu) and the tainted node cannot be helped by evicting.
             "reason": "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
@@ -273,8 +277,10 @@ def test_kubectl_list_is_placed_and_ignored_kinds_counted(tmp_path: Path) -> Non
             "node": "n",
             "reason": None,
             "gated": False,
+            "held_by": None,
             "nominated_node": None,
             "victims": [],
+            "pod_group": None,
         }
     ]
     assert report["summary"]["ignored"] == {"ConfigMap": 2, "Deployment": 1}

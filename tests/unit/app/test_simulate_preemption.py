@@ -59,8 +59,10 @@ def test_high_priority_pod_preempts_the_minimal_victims_and_is_scheduled() -> No
                 "node": "n1",
                 "reason": None,
                 "gated": False,
+                "held_by": None,
                 "nominated_node": "n1",
                 "victims": ["default/n1-b"],
+                "pod_group": None,
             }
         ]
         summary = report["summary"]
@@ -132,6 +134,7 @@ def test_a_victim_placed_earlier_in_the_run_says_who_preempted_it() -> None:
         "node": None,
         "reason": "preempted by default/high on node n1",
         "gated": False,
+        "held_by": None,
         "nominated_node": None,
         "victims": [],
     }

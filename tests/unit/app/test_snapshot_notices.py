@@ -55,7 +55,8 @@ SNAPSHOT: list[dict[str, Any]] = [
 NOTICES = [
     "ignored: 2 ConfigMap (not read by the scheduler)",
     "ignored: 1 Deployment (the scheduler reads the ReplicaSets it owns)",
-    "ignored: 1 PodGroup (not read by the scheduler)",
+    "ignored: 1 PodGroup (another version: the scheduler reads scheduling.k8s.io/v1beta1 "
+    "PodGroups)",
     "ignored: 1 PriorityClass (admission already wrote each pod's spec.priority from it)",
     "ignored: 1 Widget (a custom resource: not read by the scheduler)",
 ]
@@ -73,8 +74,9 @@ def snapshot(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("output", ["table", "json"])
 def test_simulate_names_every_ignored_kind_on_stderr(snapshot: Path, output: str) -> None:
-    """One line per ignored kind, with its count and why (a PodGroup too: gangs are not
-    read yet), and one for the pods of a scheduler no profile serves; stdout is the report."""
+    """One line per ignored kind, with its count and why (a PodGroup of a version the
+    scheduler does not read too), and one for the pods of a scheduler no profile serves;
+    stdout is the report."""
     result = _run("simulate", str(snapshot), "--output", output)
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines() == [*NOTICES, LEFT_OUT]
