@@ -33,7 +33,6 @@ import json
 import os
 import shutil
 import ssl
-import subprocess
 import tempfile
 import time
 import urllib.error
@@ -44,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import yaml
 
+from controlplane.faults import FaultControls
 from controlplane.pki import Pki, write_pki
 from controlplane.processes import (
     BIN,
@@ -52,11 +52,12 @@ from controlplane.processes import (
     b64,
     free_port,
     missing_binaries,
+    spawn,
     write_kubeconfig,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from types import TracebackType
 
 REPO = HERE.parent
@@ -94,8 +95,9 @@ def gate_flags(feature_gates: str) -> list[str]:
 
 
 @dataclass
-class ControlPlane:
-    """A running control plane; create with :meth:`start`."""
+class ControlPlane(FaultControls):
+    """A running control plane; create with :meth:`start`. Faults (kill, restart, pause,
+    resume, compact): :class:`controlplane.faults.FaultControls`."""
 
     workdir: Path
     pki: Pki
@@ -109,6 +111,8 @@ class ControlPlane:
     owns_workdir: bool = False
     feature_gates: str = ""
     """The gates every component runs with (``make cluster --feature-gates``)."""
+    readiness: dict[str, Callable[[], bool]] = field(default_factory=dict)
+    """How each component that serves is seen to be ready (a restart waits on it)."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -208,16 +212,7 @@ class ControlPlane:
     # -- components ------------------------------------------------------------------------
 
     def _spawn(self, name: str, args: Sequence[str]) -> Process:
-        log = self.workdir / "logs" / f"{name}.log"
-        with log.open("ab") as out:
-            proc = subprocess.Popen(
-                [str(BIN / name), *args],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        process = Process(name, proc, log)
+        process = spawn(name, args, self.workdir / "logs" / f"{name}.log")
         self.processes.append(process)
         return process
 
@@ -248,7 +243,8 @@ class ControlPlane:
                 "--log-level=warn",
             ],
         )
-        self._wait(process, lambda: self._http_ok(f"{self.etcd_url}/health"), "etcd", timeout)
+        self.readiness["etcd"] = lambda: self._http_ok(f"{self.etcd_url}/health")
+        self._wait(process, self.readiness["etcd"], "etcd", timeout)
 
     def _start_apiserver(self, port: int, extra: Sequence[str], timeout: float) -> None:
         pki = self.pki
@@ -278,7 +274,8 @@ class ControlPlane:
                 *extra,
             ],
         )
-        self._wait(process, lambda: self._http_ok(f"{self.api_url}/readyz"), "apiserver", timeout)
+        self.readiness["kube-apiserver"] = lambda: self._http_ok(f"{self.api_url}/readyz")
+        self._wait(process, self.readiness["kube-apiserver"], "apiserver", timeout)
 
     def _start_controller_manager(self) -> None:
         kubeconfig = self.client_kubeconfig("controller-manager", "system:kube-controller-manager")
@@ -328,13 +325,9 @@ class ControlPlane:
                 *extra,
             ],
         )
-        self.kube_scheduler_metrics = f"https://127.0.0.1:{port}"
-        self._wait(
-            process,
-            lambda: self._http_ok(f"{self.kube_scheduler_metrics}/readyz", verify=False),
-            "kube-scheduler",
-            timeout,
-        )
+        self.kube_scheduler_metrics = url = f"https://127.0.0.1:{port}"
+        self.readiness["kube-scheduler"] = lambda: self._http_ok(f"{url}/readyz", verify=False)
+        self._wait(process, self.readiness["kube-scheduler"], "kube-scheduler", timeout)
 
     def client_kubeconfig(self, stem: str, user: str) -> Path:
         """A kubeconfig for a client identity of :data:`controlplane.pki.CLIENTS`."""

@@ -1,6 +1,7 @@
 """The control plane's processes: the pinned binaries (their versions, whether they are
 built), one running component (started in its own session, stopped with SIGTERM, then
-SIGKILL), free loopback ports, and the kubeconfigs its clients use.
+SIGKILL; killed, paused and resumed for fault tests), free loopback ports, and the
+kubeconfigs its clients use.
 
 controlplane/launcher.py starts and wires the components with these.
 """
@@ -16,8 +17,12 @@ import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "bin"
@@ -68,6 +73,8 @@ class Process:
     name: str
     proc: subprocess.Popen[bytes]
     log: Path
+    args: list[str]
+    """The flags it was started with (a restart starts it again with the same ones)."""
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -81,14 +88,41 @@ class Process:
     def stop(self, timeout: float = 10.0) -> None:
         if not self.alive():
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
+        self.resume()  # a stopped process would not act on SIGTERM
+        self._signal(signal.SIGTERM)
         try:
             self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=timeout)
+            self.kill(timeout)
+
+    def kill(self, timeout: float = 10.0) -> None:
+        """SIGKILL, as a crash or an OOM kill ends it: no shutdown of its own."""
+        self._signal(signal.SIGKILL)
+        self.proc.wait(timeout=timeout)
+
+    def pause(self) -> None:
+        """SIGSTOP: alive, its sockets open, answering nothing (a stalled process)."""
+        self._signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._signal(signal.SIGCONT)
+
+    def _signal(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, sig)
+
+
+def spawn(name: str, args: Sequence[str], log: Path) -> Process:
+    """Start ``bin/name`` with ``args`` in a session of its own, output appended to ``log``."""
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [str(BIN / name), *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    return Process(name, proc, log, list(args))
 
 
 def b64(path: Path) -> str:
