@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
     from scheduler.cache.dra_objects import DraObjects
     from scheduler.kube.client import ApiClient
-    from scheduler.model.dra_claims import AllocationResult, ResourceClaim
+    from scheduler.model.dra_claims import AllocationResult, ConsumerReference, ResourceClaim
     from scheduler.model.pod import Pod
     from scheduler.plugins.dynamic_resources.claim_binding import ClaimBinding
 
@@ -78,6 +78,11 @@ def _claim(reply: dict[str, Any]) -> ResourceClaim:
         return resource_claim_from_raw(reply)
     except ModelError as exc:
         raise ClaimWriteError(f"the API server returned a claim we cannot read: {exc}") from None
+
+
+def _consumer(ref: ConsumerReference) -> dict[str, str]:
+    out = {"resource": ref.resource, "name": ref.name, "uid": ref.uid}
+    return {"apiGroup": ref.api_group, **out} if ref.api_group else out
 
 
 class ClaimWriter:
@@ -169,7 +174,10 @@ class ClaimWriter:
             }
         elif claim.allocation is None:
             raise ClaimWriteError(f"claim {claim.key} got deallocated elsewhere in the meantime")
+        # The whole list, the pod last: a strategic-merge patch puts the patch's entries
+        # first (kube appends the pod to the list it read; the resourceVersion guards it).
         status["reservedFor"] = [
+            *(_consumer(ref) for ref in claim.reserved_for),
             {"resource": "pods", "name": pod.name, "uid": pod.uid},
         ]
         body = {"metadata": {"resourceVersion": claim.resource_version}, "status": status}
