@@ -5,8 +5,9 @@ kube's ``bindClaim`` (PreBind), for each claim not yet reserved for the pod: ref
 being deleted, or one allocated meanwhile when the scheduler allocated it; add the
 ``resource.kubernetes.io/delete-protection`` finalizer in a normal update when it is missing;
 then one status update with ``status.allocation`` (Reserve's, with ``allocationTimestamp``
-now: kube sets it with DRADeviceBindingConditions and DRAResourceClaimDeviceStatus on, as
-by default) and the pod appended to ``status.reservedFor``; on a conflict it reads the claim
+now: kube sets it, on an allocation it did not make too, with DRADeviceBindingConditions and
+DRAResourceClaimDeviceStatus on, as by default) and the pod appended to
+``status.reservedFor``; on a conflict it reads the claim
 again and retries (``retry.DefaultRetry``: 5 tries, 10 ms apart). The claim the API returns
 goes to the cache's assume layer, and once every claim of the pod is written its allocations
 leave the in-flight set.
@@ -174,6 +175,8 @@ class ClaimWriter:
             }
         elif claim.allocation is None:
             raise ClaimWriteError(f"claim {claim.key} got deallocated elsewhere in the meantime")
+        elif claim.allocation.allocation_timestamp is None:
+            status["allocation"] = {"allocationTimestamp": rfc3339()}  # merged into it
         # The whole list, the pod last: a strategic-merge patch puts the patch's entries
         # first (kube appends the pod to the list it read; the resourceVersion guards it).
         status["reservedFor"] = [

@@ -115,6 +115,8 @@ class AllocationResult:
     results: tuple[DeviceRequestAllocationResult, ...]
     config: tuple[Mapping[str, object], ...] = ()
     node_selector: Mapping[str, object] | None = None
+    allocation_timestamp: str | None = None
+    """``allocationTimestamp`` as written (PreBind sets it when it is missing)."""
 
 
 @dataclass(frozen=True, slots=True)

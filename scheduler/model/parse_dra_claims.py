@@ -193,6 +193,8 @@ def _allocation(r: Reader, raw: object, field: str) -> AllocationResult | None:
         results=tuple(results),
         config=config,
         node_selector=r.optional_mapping(m.get("nodeSelector"), f"{field}.nodeSelector"),
+        allocation_timestamp=r.string(m.get("allocationTimestamp"), f"{field}.allocationTimestamp")
+        or None,
     )
 
 
