@@ -313,3 +313,22 @@ def test_a_shared_claim_is_allocated_once_and_reserved_for_both_pods(
         {"name": "s-second", "resource": "pods"},
     ]
     assert second[1]["owners"] == []  # made by the test, not from a template
+
+
+@pytest.mark.usefixtures("cluster")
+def test_a_pod_rejected_before_dynamic_resources_gets_kubes_message(
+    api: kubernetes.client.ApiClient, ours: SchedulerProc
+) -> None:
+    """A PreFilter before DynamicResources' rejects the pod (its PVC does not exist): kube's
+    DynamicResources PostFilter then finds no state of its own and ends PostFilter with
+    "not found" before DefaultPreemption; ours does the same, message for message."""
+    pods = {}
+    for side in SIDES:
+        body = _pod("no-pvc", side, "one-h100")
+        del body["spec"]["resourceClaims"]
+        body["spec"]["containers"][0]["resources"].pop("claims")
+        body["spec"]["volumes"] = [{"name": "v", "persistentVolumeClaim": {"claimName": "nowhere"}}]
+        pods[side] = body
+    kube, mine = _place(api, ours, pods)
+    assert mine == kube
+    assert mine["unschedulable"].endswith(". not found")

@@ -74,6 +74,8 @@ if TYPE_CHECKING:
 NOT_AVAILABLE: Final = "resourceclaim not available on the node"
 DEALLOCATED: Final = "deallocation of ResourceClaim completed"
 NOT_SIGNABLE: Final = "pods with dra resource claims are not signable"
+STATE_NOT_FOUND: Final = "not found"
+"""kube's ``fwk.ErrNotFound`` text: a CycleState key nobody wrote."""
 FIRST_AVAILABLE_MAX_SIZE: Final = 8
 """kube's ``resourceapi.FirstAvailableDeviceRequestMaxSize``."""
 DEFAULT_BINDING_TIMEOUT_SECONDS: Final = 600.0
@@ -252,9 +254,15 @@ class DynamicResources:
 
     def post_filter(self, state: CycleState, pod: Pod, fit: FitError) -> PostFilterResult:
         """kube's PostFilter: deallocate one allocated claim that kept the pod off the nodes
-        when no other pod has it reserved (kube picks one at random; we take the first)."""
+        when no other pod has it reserved (kube picks one at random; we take the first).
+
+        Without PreFilter state (an earlier PreFilter plugin rejected the pod, so ours never
+        ran) kube's state read fails with "not found", an Error that ends PostFilter before
+        DefaultPreemption; so does this."""
         data = state.read(_KEY)
-        if data is None or not data.claims:
+        if data is None:
+            return PostFilterResult(st.error(STATE_NOT_FOUND))
+        if not data.claims:
             return PostFilterResult(st.unschedulable())
         for index in sorted(data.unavailable):
             claim = data.claims[index]
