@@ -5,17 +5,21 @@ taking GPUs from a ResourceClaimTemplate: the emulator's resource-claim controll
 pod's claim and names it in the pod's status, DynamicResources allocates devices on the node
 it picks, PreBind writes the claim's finalizer, ``status.allocation`` and
 ``status.reservedFor``, and the pod is bound there. A pod asking for more than any node has
-is reported with kube's message, and a claim deallocated later lets a waiting pod in.
+is reported with kube's message, a claim deallocated later lets a waiting pod in, and a
+fresh scheduler process (as after a restart) gives no allocated device twice.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import kubernetes
 import pytest
 
 from tests.scheduler_process import SCHEDULER, SchedulerProc, wait_for
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytestmark = pytest.mark.e2e
 
@@ -171,3 +175,34 @@ def test_the_last_gpu_goes_to_one_pod_and_the_next_waits_with_kubes_message(
         _claim_of(core, "second")["status"]["allocation"]["devices"]["results"][0]["device"]
         == "gpu-0"
     )
+
+
+@pytest.mark.usefixtures("devices")
+def test_a_fresh_scheduler_respects_claims_allocated_before_it_started(
+    core: kubernetes.client.CoreV1Api,
+    scheduler: SchedulerProc,
+    kubeconfig: Path,
+    tmp_path: Path,
+) -> None:
+    """Another scheduler process (another name: as after a restart, its cache starts from
+    the LIST) sees every GPU taken by the claims above and allocates none of them twice."""
+    assert wait_for(lambda: _node_of(core, "second") is not None, 30)
+    fresh = SchedulerProc(kubeconfig, tmp_path / "fresh.log", "--scheduler-name", "fresh")
+    try:
+        fresh.wait_ready()
+        body = _pod("late", "one-gpu")
+        body["spec"]["schedulerName"] = "fresh"
+        core.create_namespaced_pod(NS, body)
+
+        def message() -> str | None:
+            for c in core.read_namespaced_pod("late", NS).status.conditions or []:
+                if c.type == "PodScheduled" and c.status == "False":
+                    return str(c.message)
+            return None
+
+        assert wait_for(lambda: message() is not None, 20), fresh.stderr()
+        assert message() is not None
+        assert str(message()).startswith("0/3 nodes are available: 3 cannot allocate all claims.")
+    finally:
+        code = fresh.terminate()
+    assert code == 0, fresh.stderr()
