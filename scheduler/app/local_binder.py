@@ -12,9 +12,11 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from scheduler.app.local_claims import LocalClaimWriter
 from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.ports import BindResult
 from scheduler.framework import status as st
+from scheduler.plugins.dynamic_resources.claim_binding import CLAIM_WRITER
 from scheduler.plugins.volume_binding import VOLUME_BINDER
 from scheduler.queueing.queued_group import QueuedPodGroupInfo
 
@@ -62,7 +64,8 @@ class LocalBinder:
     ``pending`` until the caller ends each with :meth:`finish` and the result it wants
     (a test of bind failures, or of what happens while a bind is in flight).
     ``scheduler`` is set once the scheduler built with this binder exists; setting it lends
-    its profiles a :class:`LocalVolumeBinder` (unless they have a volume binder already)."""
+    its profiles a :class:`LocalVolumeBinder` and a ``LocalClaimWriter`` (unless they have
+    a volume binder or claim writer already)."""
 
     def __init__(self, auto: bool = True) -> None:
         self.auto = auto
@@ -79,9 +82,12 @@ class LocalBinder:
         if scheduler is None:
             return
         volumes = LocalVolumeBinder(scheduler)
+        claims = LocalClaimWriter(scheduler)
         for profile in scheduler.profiles.values():
             if profile.service(VOLUME_BINDER) is None:
                 profile.provide(VOLUME_BINDER, volumes)
+            if profile.service(CLAIM_WRITER) is None:
+                profile.provide(CLAIM_WRITER, claims)
 
     def dispatch(self, request: BindRequest, done: BindDone) -> None:
         if self.auto:

@@ -46,6 +46,7 @@ from scheduler.clock import LoopClock
 from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.loop import OpenGate, run_flushes, run_loop
 from scheduler.kube.binder import Binder
+from scheduler.kube.claim_writer import ClaimWriter
 from scheduler.kube.client import USER_AGENT, create_client
 from scheduler.kube.controller.operator import Controller, watched_kinds
 from scheduler.kube.delegated_auth import DelegatedAuth, connect
@@ -56,6 +57,7 @@ from scheduler.kube.preemption import ApiPreemptor
 from scheduler.kube.reporter import Reporter
 from scheduler.kube.volume_binder import VolumeBinder, node_labels_in
 from scheduler.metrics.registry import Metrics
+from scheduler.plugins.dynamic_resources.claim_binding import CLAIM_WRITER
 from scheduler.plugins.volume_binding import VOLUME_BINDER
 
 if TYPE_CHECKING:
@@ -136,6 +138,7 @@ class Runtime:
         preemptor = ApiPreemptor(client, identity=self.identity, leading=self._may_write)
         endpoints: Endpoints | None = None
         group_status: GroupStatus | None = None
+        claim_writer: ClaimWriter | None = None
         secure: Endpoints | None = None
         auth: DelegatedAuth | None = None
         try:
@@ -162,8 +165,11 @@ class Runtime:
                 scheduler.cluster.volumes,
                 node_labels=node_labels_in(scheduler.cluster.snapshot),
             )
+            # DynamicResources' PreBind, Unreserve and PostFilter write claims through this.
+            claim_writer = ClaimWriter(client, scheduler.cluster.dra)
             for profile in scheduler.profiles.values():
                 profile.provide(VOLUME_BINDER, volume_binder)
+                profile.provide(CLAIM_WRITER, claim_writer)
             kinds = await watched_kinds(client, settings.feature_gates)
             scheduler.cluster.pod_groups.coscheduling = Kind.COSCHEDULING_POD_GROUPS in kinds
             controller = Controller(
@@ -256,6 +262,7 @@ class Runtime:
                 # 4. The last Events and conditions.
                 await reporter.drain(settings.shutdown_timeout)
                 await group_status.drain(settings.shutdown_timeout)
+                await claim_writer.drain(settings.shutdown_timeout)
                 await _cancel(reporting)
                 # 5. Watches.
                 controller.stop()
@@ -269,6 +276,8 @@ class Runtime:
             await preemptor.close()
             if group_status is not None:
                 await group_status.stop()
+            if claim_writer is not None:
+                await claim_writer.stop()
             if endpoints is not None:
                 await endpoints.stop()
             if secure is not None:

@@ -38,9 +38,11 @@ NODE_LOCAL_FILTERS = frozenset(
         names.NODE_VOLUME_LIMITS,
         names.VOLUME_BINDING,
         names.VOLUME_ZONE,
+        names.DYNAMIC_RESOURCES,
     }
 )
-"""Filters that read only the pod and the node asked about (exact pods have no claims)."""
+"""Filters that read only the pod and the node asked about (exact pods have no claims:
+neither PVCs unbound, nor DRA resource claims, whose pods are never signed)."""
 
 NODE_LOCAL_SCORES = frozenset(
     {
@@ -52,8 +54,12 @@ NODE_LOCAL_SCORES = frozenset(
 )
 """Scores of one node that are not normalized (ImageLocality reads node counts: static)."""
 
-STATIC_NORMALIZED_SCORES = frozenset({names.TAINT_TOLERATION, names.NODE_AFFINITY})
-"""Normalized scores whose raw reads only the Node object: fixed while no node changes."""
+STATIC_NORMALIZED_SCORES = frozenset(
+    {names.TAINT_TOLERATION, names.NODE_AFFINITY, names.DYNAMIC_RESOURCES}
+)
+"""Normalized scores whose raw reads only the Node object: fixed while no node changes
+(DynamicResources scores nothing for a pod without claims, and pods with claims are never
+signed)."""
 
 DOMAIN_PLUGINS = frozenset({names.POD_TOPOLOGY_SPREAD, names.INTER_POD_AFFINITY})
 

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from scheduler.cache.disruption_budgets import DisruptionBudgets
+    from scheduler.cache.dra_objects import DraObjects
     from scheduler.cache.pod_groups import PodGroups
     from scheduler.cache.volumes import Volumes
     from scheduler.cache.workloads import Workloads
@@ -209,6 +210,11 @@ class ClusterState:
     def pod_groups(self) -> PodGroups:
         """PodGroups and their members, for gang scheduling."""
         return self.snapshot.pod_groups
+
+    @property
+    def dra(self) -> DraObjects:
+        """DeviceClasses, ResourceClaims and ResourceSlices, for DynamicResources."""
+        return self.snapshot.dra
 
     @property
     def workloads(self) -> Workloads:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from scheduler.cache.changes import ChangeFeed
 from scheduler.cache.disruption_budgets import DisruptionBudgets
+from scheduler.cache.dra_objects import DraObjects
 from scheduler.cache.pod_groups import PodGroups
 from scheduler.cache.pod_index import PodIndex
 from scheduler.cache.volumes import Volumes
@@ -47,6 +48,7 @@ class Snapshot:
         "_order_dirty",
         "changes",
         "disruption_budgets",
+        "dra",
         "pod_groups",
         "pod_index",
         "volumes",
@@ -75,6 +77,8 @@ class Snapshot:
         """PVs, PVCs, StorageClasses and CSINodes (the volume plugins read them)."""
         self.pod_groups = PodGroups()
         """PodGroups and their members' counts (GangScheduling reads them)."""
+        self.dra = DraObjects()
+        """DeviceClasses, ResourceClaims and ResourceSlices (DynamicResources reads them)."""
 
     @classmethod
     def of(

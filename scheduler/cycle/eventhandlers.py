@@ -43,7 +43,10 @@ spreading, so a change re-signs the namespace's queued pods (whether default spr
 applies, and so whether a pod can batch, depends on them); storage objects feed the volume
 plugins and raise ``STORAGE_CHANGE``; PodDisruptionBudgets feed preemption's victim choice;
 PodGroups gather their members into one queue entity (and a group held back for its
-PodGroup, or for a larger minCount, is checked again).
+PodGroup, or for a larger minCount, is checked again); DeviceClasses and ResourceSlices feed
+DynamicResources and raise ``DEVICE_CLASS_CHANGE``/``RESOURCE_SLICE_CHANGE``; ResourceClaims
+go through ``claim_events`` (their assume layer, and the pods that use them: a pending pod
+with claims is tracked by the claims it names).
 kube registers no scheduling event for Namespaces, Services, controllers or budgets, so
 they wake nobody here either.
 
@@ -57,8 +60,11 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from scheduler import logs
+from scheduler.cycle.claim_events import ClaimEvents
 from scheduler.framework.events import ClusterEvent
 from scheduler.model.disruption import PodDisruptionBudget
+from scheduler.model.dra_claims import DeviceClass, ResourceClaim
+from scheduler.model.dra_devices import ResourceSlice
 from scheduler.model.pod_groups import PodGroup
 from scheduler.model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from scheduler.model.workloads import Controller, Namespace, Service
@@ -84,6 +90,9 @@ ClusterObject = (
     | CSINode
     | PodDisruptionBudget
     | PodGroup
+    | DeviceClass
+    | ResourceSlice
+    | ResourceClaim
 )
 """The records besides pods and nodes that the scheduler reads."""
 
@@ -131,6 +140,8 @@ class EventHandlers:
         self.scheduler = scheduler
         self.cluster = scheduler.cluster
         self.queue = scheduler.queue
+        self.claims = ClaimEvents(self)
+        """ResourceClaims: the cache's assume layer and the pods a change concerns."""
 
     # -- pods ------------------------------------------------------------------------------
 
@@ -157,6 +168,7 @@ class EventHandlers:
         queued = self.queue.get(uid)
         if queued is not None:
             self.cluster.pod_groups.gone(queued.pod)  # a pending member no more
+        self.cluster.dra.untrack_pod(uid)
         self.queue.delete(uid)
         self.scheduler.reject_waiting_pod(uid)
         # An assumed pod goes too (its bind then ends in a 404, a no-op forget): either way
@@ -177,6 +189,7 @@ class EventHandlers:
     def _assigned(self, pod: Pod) -> bool:
         cluster = self.cluster
         self.queue.delete(pod.uid)  # bound meanwhile (by us or anyone): not pending
+        cluster.dra.untrack_pod(pod.uid)
         known = cluster.get_pod(pod.uid)
         was_assumed = cluster.is_assumed(pod.uid)
         cluster.add_pod(pod)  # upsert; confirms an assumption; a terminal pod leaves
@@ -204,7 +217,10 @@ class EventHandlers:
         if pod.deleting or pod.terminal:
             self.queue.delete(pod.uid)
             self.cluster.pod_groups.gone(pod)
+            self.cluster.dra.untrack_pod(pod.uid)
             return assumed
+        if pod.has_resource_claims:
+            self.cluster.dra.track_pod(pod)  # a change of its claims re-checks it
         key = scheduler.group_of(pod)
         if key is not None:
             return self._pending_member(pod, key, assumed)
@@ -264,11 +280,17 @@ class EventHandlers:
         """An object was added (``old`` None) or updated. The cache always takes the new
         version (PreBind's patches carry it: a stale one would meet 409 on every retry);
         re-signing and waking follow only a change of what we read."""
+        if isinstance(record, ResourceClaim):
+            self.claims.set(record)
+            return
         _put(self.scheduler, record)
         if old is None or _unversioned(old) != _unversioned(record):
             self._object_changed(record)
 
     def on_object_deleted(self, record: ClusterObject) -> None:
+        if isinstance(record, ResourceClaim):
+            self.claims.deleted(record)
+            return
         _drop(self.scheduler, record)
         self._object_changed(record)
 
@@ -280,6 +302,10 @@ class EventHandlers:
                 self.queue.pod_group_added(record.key)
         elif isinstance(record, _VOLUME_OBJECTS):
             self._wake(ClusterEvent.STORAGE_CHANGE)
+        elif isinstance(record, ResourceSlice):
+            self._wake(ClusterEvent.RESOURCE_SLICE_CHANGE)
+        elif isinstance(record, DeviceClass):
+            self._wake(ClusterEvent.DEVICE_CLASS_CHANGE)
         elif isinstance(record, Service | Controller):
             resigned = self.scheduler.resign(record.namespace)
             if resigned:
@@ -291,6 +317,10 @@ class EventHandlers:
                     object=f"{record.namespace}/{record.name}",
                     pods=resigned,
                 )
+
+    def wake(self, event: ClusterEvent) -> None:
+        """Move the unschedulable pods ``event`` may help (``claim_events`` calls it)."""
+        self._wake(event)
 
     def _wake(self, event: ClusterEvent) -> None:
         # Only unschedulable pods can be woken; skip the scan when there are none.
@@ -319,6 +349,10 @@ def _put(scheduler: Scheduler, record: ClusterObject) -> None:
             cluster.disruption_budgets.add(record)
         case PodGroup():
             cluster.pod_groups.set_pod_group(record)
+        case DeviceClass():
+            cluster.dra.set_class(record)
+        case ResourceSlice():
+            cluster.dra.set_slice(record)
 
 
 def _drop(scheduler: Scheduler, record: ClusterObject) -> None:
@@ -342,3 +376,7 @@ def _drop(scheduler: Scheduler, record: ClusterObject) -> None:
             cluster.disruption_budgets.remove(record.namespace, record.name)
         case PodGroup():
             cluster.pod_groups.remove_pod_group(record.key)
+        case DeviceClass():
+            cluster.dra.remove_class(record.name)
+        case ResourceSlice():
+            cluster.dra.remove_slice(record.name)

@@ -93,13 +93,16 @@ DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = (
     ("VolumeZone", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", 2),
     ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 )
-"""kube-scheduler's default profile (v1.35), minus plugins we do not implement, in its
-multiPoint order and with its score weights (DefaultPreemption runs at postFilter and, for
-pod groups, podGroupPostFilter)."""
+"""kube-scheduler's default profile (v1.37), minus plugins we do not implement, in its
+multiPoint order and with its score weights (DynamicResources goes before DefaultPreemption
+with weight 2, as kube's applyDynamicResources puts it with the DynamicResourceAllocation
+gate, GA and locked on; DefaultPreemption runs at postFilter and, for pod groups,
+podGroupPostFilter)."""
 
 GANG_SCHEDULING = "GangScheduling"
 DEFAULT_PREEMPTION = "DefaultPreemption"

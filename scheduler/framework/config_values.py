@@ -103,8 +103,6 @@ def check_known(doc: Mapping[str, object], path: str, allowed: set[str]) -> None
 
 
 WITHOUT_EFFECT: Mapping[str, str] = {
-    "DynamicResources": "pods with resource claims are refused with a FailedScheduling "
-    "message of ours (DRA is not supported)",
     "NodeDeclaredFeatures": "nodes' declared features are not checked (kube's "
     "NodeDeclaredFeatures feature)",
 }

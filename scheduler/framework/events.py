@@ -40,3 +40,11 @@ class ClusterEvent(StrEnum):
     """An assigned pod was deleted or finished (Succeeded/Failed): it freed resources."""
     STORAGE_CHANGE = "StorageChange"
     """A PersistentVolume, claim, StorageClass or CSINode was added, changed or deleted."""
+    RESOURCE_CLAIM_DEALLOCATED = "ResourceClaimDeallocated"
+    """A ResourceClaim lost its allocation, or an allocated one was deleted: its devices are
+    free (kube's ResourceClaim Update/Delete, for which its hint queues every pod). A claim's
+    other changes re-check only the pods that use it (``cycle/claim_events.py``)."""
+    RESOURCE_SLICE_CHANGE = "ResourceSliceChange"
+    """A ResourceSlice was added or changed: devices may have appeared."""
+    DEVICE_CLASS_CHANGE = "DeviceClassChange"
+    """A DeviceClass was added or changed: a pod may have waited for it."""

@@ -33,7 +33,7 @@ from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import Diagnosis, FitError
 from scheduler.framework.feasible import num_feasible_nodes_to_find
 from scheduler.framework.plugin_failures import plugin_raised, wrong_result
-from scheduler.framework.profile import DRA_UNSUPPORTED, NO_NODES
+from scheduler.framework.profile import NO_NODES
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
@@ -133,8 +133,6 @@ def explain_pod(profile: Profile, pod: Pod) -> Explanation:
             pod.key, 0, Diagnosis(pre_filter_message=NO_NODES)
         ).message()
         return explanation
-    if pod.has_resource_claims:
-        return _rejected_everywhere(explanation, infos, st.unresolvable(DRA_UNSUPPORTED))
     state = CycleState()
     allowed, pre_filtered = profile.run_pre_filter(state, pod)
     if not pre_filtered.is_success:

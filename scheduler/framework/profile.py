@@ -75,7 +75,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 PluginFactory = Callable[[PluginArgs, "Profile"], Plugin]
 
-DRA_UNSUPPORTED = "pod uses resource claims (DRA), which batch-scheduler does not support yet"
 NO_NODES = "no nodes available to schedule pods"
 
 
@@ -367,9 +366,6 @@ class Profile:
         if num_all == 0:
             return FitError(pod.key, 0, Diagnosis(pre_filter_message=NO_NODES))
         diagnosis = Diagnosis()
-        if pod.has_resource_claims:
-            diagnosis.pre_filter_message = DRA_UNSUPPORTED
-            return FitError(pod.key, num_all, diagnosis)
         allowed, status = pre_filtered or self.run_pre_filter(state, pod)
         started = time.perf_counter()
         if not status.is_success:

@@ -6,8 +6,10 @@ InterPodAffinity's ``namespaceSelector`` matches, the Services, ReplicationContr
 ReplicaSets and StatefulSets from which PodTopologySpread builds the selector of its default
 constraints (``helper.DefaultSelector``), and the StorageClasses, PersistentVolumes,
 PersistentVolumeClaims and CSINodes the four volume plugins read, the
-PodDisruptionBudgets DefaultPreemption weighs victims against, and — with the
-GenericWorkload gate — the PodGroups gang scheduling reads (kube's ``scheduling.k8s.io``
+PodDisruptionBudgets DefaultPreemption weighs victims against, the DeviceClasses,
+ResourceSlices and ResourceClaims DynamicResources allocates devices from (kube's
+DynamicResourceAllocation, GA and locked on: no gate), and — with the GenericWorkload gate —
+the PodGroups gang scheduling reads (kube's ``scheduling.k8s.io``
 ones, and Coscheduling's where its CRD is installed). Each :class:`Kind`
 names its collection path (our LISTs), its kopf resource (``on.event``), the key it is
 cached under and its labels in logs and metrics; ``sync``, ``relist`` and ``operator``
@@ -17,7 +19,8 @@ Member order is the order of the initial LIST: nodes first (pods then land on kn
 instead of creating ghosts), then the workloads and storage, then pods: a pod is signed when
 it is queued, and its signature depends on the Services and controllers that select it
 (default spreading) and on whether its claims are bound, so knowing them first signs each
-listed pod once, right.
+listed pod once, right; a pod's resource claims are listed before it, so that a listed pod
+is not held back waiting for a claim that exists.
 
 Shared by both watch engines, one layer below them: ``controller`` (kopf for the low-rate
 kinds: ``sync`` LISTs by ``path`` and keys by :func:`key_of`, ``operator`` registers kopf
@@ -50,6 +53,9 @@ class Kind(StrEnum):
     POD_DISRUPTION_BUDGETS = "poddisruptionbudgets"
     POD_GROUPS = "podgroups"
     COSCHEDULING_POD_GROUPS = "podgroups.scheduling.x-k8s.io"
+    DEVICE_CLASSES = "deviceclasses"
+    RESOURCE_SLICES = "resourceslices"
+    RESOURCE_CLAIMS = "resourceclaims"
     PODS = "pods"
 
     @property
@@ -139,16 +145,31 @@ _SPECS = {
         gate="GenericWorkload",
         plural="podgroups",
     ),
+    Kind.DEVICE_CLASSES: _Spec(
+        "DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses", _NAME
+    ),
+    Kind.RESOURCE_SLICES: _Spec(
+        "ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices", _NAME
+    ),
+    Kind.RESOURCE_CLAIMS: _Spec(
+        "ResourceClaim",
+        "resource.k8s.io/v1",
+        "/apis/resource.k8s.io/v1/resourceclaims",
+        _NAMESPACED,
+    ),
     Kind.PODS: _Spec("Pod", "v1", "/api/v1/pods", _UID),
 }
 """Pods are keyed by uid (a pod re-created under its name is another pod to the queue);
 the rest by name, as kube's listers and our cache look them up."""
 
 
-INFORMED = frozenset({Kind.NODES, Kind.PODS, Kind.POD_GROUPS})
-"""The kinds kept by the typed informers (``kube.intake``): the hot ones, and kube's
-PodGroups (kube-scheduler's typed informer; a gang's members wait on them); kopf watches
-the others."""
+INFORMED = frozenset(
+    {Kind.NODES, Kind.PODS, Kind.POD_GROUPS, Kind.RESOURCE_SLICES, Kind.RESOURCE_CLAIMS}
+)
+"""The kinds kept by the typed informers (``kube.intake``): the hot ones (pods, nodes, and
+the ResourceClaims that change with every DRA pod, the ResourceSlices drivers republish),
+and kube's PodGroups (kube-scheduler's typed informer; a gang's members wait on them); kopf
+watches the others."""
 OPTIONAL = frozenset({Kind.COSCHEDULING_POD_GROUPS})
 """Kinds of a custom resource that may not be installed: watched only when the API server
 serves them (scheduler-plugins' Coscheduling PodGroup CRD)."""

@@ -115,6 +115,8 @@ class AllocationResult:
     results: tuple[DeviceRequestAllocationResult, ...]
     config: tuple[Mapping[str, object], ...] = ()
     node_selector: Mapping[str, object] | None = None
+    allocation_timestamp: str | None = None
+    """``allocationTimestamp`` as written (PreBind sets it when it is missing)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +141,8 @@ class ResourceClaim:
     owner_pod_uid: str | None = None
     """The controlling owner's uid when it is a Pod (claims made from a template)."""
     resource_version: str = ""
+    finalizers: tuple[str, ...] = ()
+    """``metadata.finalizers``: PreBind adds kube's delete protection before allocating."""
 
     @property
     def key(self) -> str:
@@ -159,6 +163,7 @@ class DeviceClass:
     selectors: tuple[str | None, ...] = ()
     config: tuple[DeviceConfiguration, ...] = ()
     extended_resource_name: str | None = None
+    resource_version: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 __all__ = [
     "device_class_from_raw",
     "pod_claims_from_raw",
+    "pod_resource_claim_statuses",
+    "pod_resource_claims",
     "resource_claim_from_raw",
     "resource_claim_template_from_raw",
 ]
@@ -191,6 +193,8 @@ def _allocation(r: Reader, raw: object, field: str) -> AllocationResult | None:
         results=tuple(results),
         config=config,
         node_selector=r.optional_mapping(m.get("nodeSelector"), f"{field}.nodeSelector"),
+        allocation_timestamp=r.string(m.get("allocationTimestamp"), f"{field}.allocationTimestamp")
+        or None,
     )
 
 
@@ -224,6 +228,7 @@ def resource_claim_from_raw(raw: object) -> ResourceClaim:
         deleting=meta.get("deletionTimestamp") is not None,
         owner_pod_uid=_pod_owner_uid(r, meta),
         resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
+        finalizers=r.strings(meta.get("finalizers"), "metadata.finalizers"),
     )
 
 
@@ -250,6 +255,7 @@ def device_class_from_raw(raw: object) -> DeviceClass:
             spec.get("extendedResourceName"), "spec.extendedResourceName"
         )
         or None,
+        resource_version=r.string(meta.get("resourceVersion"), "metadata.resourceVersion"),
     )
 
 
@@ -259,6 +265,11 @@ def pod_claims_from_raw(raw: object) -> PodClaims:
     assert isinstance(raw, dict)
     spec = r.mapping(raw.get("spec"), "spec")
     status = r.mapping(raw.get("status"), "status")
+    return PodClaims(pod_resource_claims(r, spec), pod_resource_claim_statuses(r, status))
+
+
+def pod_resource_claims(r: Reader, spec: Mapping[str, object]) -> tuple[PodResourceClaim, ...]:
+    """``spec.resourceClaims``: each names exactly one source (API validation's rule)."""
     claims = []
     for path, c in r.objects(spec.get("resourceClaims"), "spec.resourceClaims"):
         claim_name = r.string(c.get("resourceClaimName"), f"{path}.resourceClaimName") or None
@@ -273,7 +284,14 @@ def pod_claims_from_raw(raw: object) -> PodClaims:
         claims.append(
             PodResourceClaim(r.required_string(c.get("name"), f"{path}.name"), claim_name, template)
         )
-    statuses = tuple(
+    return tuple(claims)
+
+
+def pod_resource_claim_statuses(
+    r: Reader, status: Mapping[str, object]
+) -> tuple[PodResourceClaimStatus, ...]:
+    """``status.resourceClaimStatuses``: the claims generated for the pod's templates."""
+    return tuple(
         PodResourceClaimStatus(
             name=r.required_string(s.get("name"), f"{path}.name"),
             resource_claim_name=r.string(s.get("resourceClaimName"), f"{path}.resourceClaimName")
@@ -283,4 +301,3 @@ def pod_claims_from_raw(raw: object) -> PodClaims:
             status.get("resourceClaimStatuses"), "status.resourceClaimStatuses"
         )
     )
-    return PodClaims(tuple(claims), statuses)

@@ -25,6 +25,7 @@ from scheduler.model.affinity import (
 from scheduler.model.keys import NodeName, Uid, pod_key
 from scheduler.model.labels import LabelSelector, Operator, Requirement
 from scheduler.model.parse_common import RawMap, Reader, normalize_image, resources_from_list
+from scheduler.model.parse_dra_claims import pod_resource_claim_statuses, pod_resource_claims
 from scheduler.model.parse_node import effect_from_raw
 from scheduler.model.parse_requests import container_from_raw, pod_requests
 from scheduler.model.parse_selectors import (
@@ -381,7 +382,8 @@ def pod_from_raw(raw: Mapping[str, object]) -> Pod:
             )
         ),
         nominated_node_name=r.string(status.get("nominatedNodeName"), "status.nominatedNodeName"),
-        has_resource_claims=bool(r.sequence(spec.get("resourceClaims"), "spec.resourceClaims")),
+        resource_claims=pod_resource_claims(r, spec),
+        resource_claim_statuses=pod_resource_claim_statuses(r, status),
         controller_ref=controller_ref_from_raw(r, meta),
         preemption_policy=_preemption_policy(r, spec.get("preemptionPolicy")),
         start_time=_timestamp(r, status.get("startTime"), "status.startTime"),

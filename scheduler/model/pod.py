@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         TopologySpreadConstraint,
         WeightedPodAffinityTerm,
     )
+    from scheduler.model.dra_claims import PodResourceClaim, PodResourceClaimStatus
     from scheduler.model.keys import NodeName, PodKey, Uid
     from scheduler.model.labels import NodeSelector, PreferredSchedulingTerm
     from scheduler.model.resources import Resources
@@ -81,8 +82,8 @@ class Pod:
     preferred_pod_anti_affinity: tuple[WeightedPodAffinityTerm, ...]
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...]
     nominated_node_name: str
-    has_resource_claims: bool
-    """Uses DRA resource claims (not supported yet)."""
+    resource_claims: tuple[PodResourceClaim, ...]
+    """``spec.resourceClaims``: the DRA claims the pod uses (DynamicResources)."""
     controller_ref: ControllerRef | None = None
     """The ``ownerReferences`` entry with ``controller: true`` (default spreading reads it)."""
     preemption_policy: str = PREEMPT_LOWER_PRIORITY
@@ -95,6 +96,9 @@ class Pod:
     ``PreemptionByScheduler``: a scheduler chose the pod as a preemption victim."""
     volumes: tuple[PodVolume, ...] = ()
     """``spec.volumes`` as the volume plugins read them (claims, inline disks, signature)."""
+    resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = ()
+    """``status.resourceClaimStatuses``: the claims kube-controller-manager generated for the
+    pod's claim templates (DynamicResources waits for them)."""
     scheduling_group: str = ""
     """``spec.schedulingGroup.podGroupName``: the PodGroup of the pod's namespace it belongs
     to (kube's GenericWorkload; ``model.pod_groups.group_of``); empty for none."""
@@ -131,6 +135,11 @@ class Pod:
     @property
     def has_pod_anti_affinity(self) -> bool:
         return bool(self.required_pod_anti_affinity or self.preferred_pod_anti_affinity)
+
+    @property
+    def has_resource_claims(self) -> bool:
+        """Uses DRA resource claims (``spec.resourceClaims``)."""
+        return bool(self.resource_claims)
 
     @property
     def claim_names(self) -> tuple[str, ...]:

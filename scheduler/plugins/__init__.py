@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from scheduler.plugins import names
 from scheduler.plugins.balanced_allocation import NodeResourcesBalancedAllocation
 from scheduler.plugins.default_preemption import DefaultPreemption
+from scheduler.plugins.dynamic_resources.plugin import DynamicResources
 from scheduler.plugins.gang_scheduling import GangScheduling
 from scheduler.plugins.image_locality import ImageLocality
 from scheduler.plugins.inter_pod_affinity import InterPodAffinity
@@ -46,6 +47,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         names.VOLUME_ZONE: VolumeZone,
         names.POD_TOPOLOGY_SPREAD: PodTopologySpread,
         names.INTER_POD_AFFINITY: InterPodAffinity,
+        names.DYNAMIC_RESOURCES: DynamicResources,
         names.DEFAULT_PREEMPTION: DefaultPreemption,
         names.NODE_RESOURCES_BALANCED_ALLOCATION: NodeResourcesBalancedAllocation,
         names.IMAGE_LOCALITY: ImageLocality,

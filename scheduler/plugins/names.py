@@ -31,6 +31,7 @@ VOLUME_BINDING: Final = "VolumeBinding"
 VOLUME_ZONE: Final = "VolumeZone"
 SCHEDULING_GATES: Final = "SchedulingGates"
 GANG_SCHEDULING: Final = "GangScheduling"
+DYNAMIC_RESOURCES: Final = "DynamicResources"
 
 IN_TREE: Final = (
     SCHEDULING_GATES,
@@ -46,6 +47,7 @@ IN_TREE: Final = (
     VOLUME_ZONE,
     POD_TOPOLOGY_SPREAD,
     INTER_POD_AFFINITY,
+    DYNAMIC_RESOURCES,
     DEFAULT_PREEMPTION,
     NODE_RESOURCES_BALANCED_ALLOCATION,
     IMAGE_LOCALITY,

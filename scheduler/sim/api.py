@@ -39,6 +39,7 @@ from scheduler.sim.discovery import (
     PERSISTENT_VOLUMES,
     POD_DISRUPTION_BUDGETS,
     PODS,
+    RESOURCE_CLAIMS,
     SERVICES,
     WORKLOADS,
     ResourceType,
@@ -68,6 +69,7 @@ _STATUS_SPLIT = (
     PERSISTENT_VOLUMES,
     PERSISTENT_VOLUME_CLAIMS,
     POD_DISRUPTION_BUDGETS,
+    RESOURCE_CLAIMS,
     *WORKLOADS,
 )
 _CREATE_ON_UPDATE = ("events", LEASES.storage_key)

@@ -19,6 +19,9 @@ one module each:
 * **Disruption** (:mod:`scheduler.sim.disruption`): the disruption controller's status of
   every PodDisruptionBudget (``disruptionsAllowed`` and the counts behind it), recomputed
   after a change to budgets, pods or the workloads whose scale it reads.
+* **ResourceClaims from templates** (:mod:`scheduler.sim.resource_claims`): a pod's claim
+  templates become claims owned by the pod, named in its ``status.resourceClaimStatuses``;
+  a deleted or finished pod leaves its claims' ``reservedFor``.
 * **Garbage collection** (:mod:`scheduler.sim.ownership`): deleting an owner deletes
   its dependents in background cascade (Deployment -> ReplicaSets -> pods).
 
@@ -46,6 +49,7 @@ from scheduler.sim import (
     errors,
     jobs,
     replicasets,
+    resource_claims,
     statefulsets,
     volumes,
 )
@@ -53,8 +57,10 @@ from scheduler.sim.discovery import (
     DEPLOYMENTS,
     JOBS,
     POD_DISRUPTION_BUDGETS,
+    PODS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
+    RESOURCE_CLAIM_TEMPLATES,
     STATEFUL_SETS,
     WORKLOADS,
     ResourceType,
@@ -88,6 +94,8 @@ class Controllers:
         self._gone: list[str] = []  # uids of deleted owners, to collect
         self._volumes_dirty = False
         self._budgets_dirty = False
+        self._claims_dirty: set[Key] = set()  # pods whose claim templates need claims
+        self._released: list[str] = []  # uids of pods gone or finished, with claims
         self._scheduled = self._running = False
         store.listeners.append(self._on_change)
 
@@ -102,6 +110,8 @@ class Controllers:
             self._volumes_dirty = True
             self._schedule()
             return
+        if ch.storage in (PODS.storage_key, RESOURCE_CLAIM_TEMPLATES.storage_key):
+            self._claims_changed(ch)
         rt = BY_STORAGE.get(ch.storage)
         if rt is None:
             return
@@ -121,6 +131,26 @@ class Controllers:
         if wake:
             self._schedule()
 
+    def _claims_changed(self, ch: Change) -> None:
+        obj = ch.record.obj
+        if ch.storage == RESOURCE_CLAIM_TEMPLATES.storage_key:
+            if ch.type != "DELETED":  # a template arrived: its pods may need claims now
+                pods = self.store.table(PODS)
+                for key, rec in pods.items():
+                    if key[0] == ch.key[0] and resource_claims.wants_claims(rec.obj):
+                        self._claims_dirty.add(key)
+                self._schedule()
+            return
+        if not (obj.get("spec") or {}).get("resourceClaims"):
+            return
+        finished = (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+        if ch.type == "DELETED" or finished:
+            self._released.append(obj["metadata"]["uid"])
+            self._schedule()
+        elif resource_claims.wants_claims(obj):
+            self._claims_dirty.add(ch.key)
+            self._schedule()
+
     def _schedule(self) -> None:
         if self._scheduled or self._running:
             return
@@ -133,7 +163,14 @@ class Controllers:
     def _run(self) -> None:
         self._scheduled, self._running = False, True
         try:
-            while self._gone or self._dirty or self._volumes_dirty or self._budgets_dirty:
+            while (
+                self._gone
+                or self._dirty
+                or self._volumes_dirty
+                or self._budgets_dirty
+                or self._claims_dirty
+                or self._released
+            ):
                 if self._budgets_dirty and not (self._gone or self._dirty):
                     self._budgets_dirty = False  # after the workloads settle: fewer writes
                     disruption.sync(self.store)
@@ -144,6 +181,12 @@ class Controllers:
                     continue
                 if self._gone:
                     self.ownership.collect(self._gone.pop())
+                    continue
+                if self._claims_dirty:
+                    resource_claims.sync_pod(self.store, self._claims_dirty.pop())
+                    continue
+                if self._released:
+                    resource_claims.release(self.store, self._released.pop())
                     continue
                 rt, key = self._dirty.pop()
                 try:

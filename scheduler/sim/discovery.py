@@ -167,6 +167,31 @@ POD_GROUPS = ResourceType(
     ("status",),
 )
 """kube-apiserver serves these with the GenericWorkload gate; the emulator always does."""
+DEVICE_CLASSES = ResourceType(
+    "resource.k8s.io", "v1", "deviceclasses", "deviceclass", "DeviceClass", False
+)
+RESOURCE_SLICES = ResourceType(
+    "resource.k8s.io", "v1", "resourceslices", "resourceslice", "ResourceSlice", False
+)
+RESOURCE_CLAIMS = ResourceType(
+    "resource.k8s.io",
+    "v1",
+    "resourceclaims",
+    "resourceclaim",
+    "ResourceClaim",
+    True,
+    (),
+    ("status",),
+)
+RESOURCE_CLAIM_TEMPLATES = ResourceType(
+    "resource.k8s.io",
+    "v1",
+    "resourceclaimtemplates",
+    "resourceclaimtemplate",
+    "ResourceClaimTemplate",
+    True,
+)
+"""Dynamic Resource Allocation (``resource.k8s.io/v1``, GA: served by default)."""
 
 RESOURCES: tuple[ResourceType, ...] = (
     PODS,
@@ -188,6 +213,10 @@ RESOURCES: tuple[ResourceType, ...] = (
     STORAGE_CLASSES,
     CSI_NODES,
     POD_DISRUPTION_BUDGETS,
+    DEVICE_CLASSES,
+    RESOURCE_SLICES,
+    RESOURCE_CLAIMS,
+    RESOURCE_CLAIM_TEMPLATES,
 )
 WORKLOADS: tuple[ResourceType, ...] = (
     DEPLOYMENTS,
@@ -208,6 +237,7 @@ GROUP_VERSIONS: dict[str, tuple[str, ...]] = {
     "coordination.k8s.io": ("v1",),
     "events.k8s.io": ("v1",),
     "policy": ("v1",),
+    "resource.k8s.io": ("v1",),
     "scheduling.k8s.io": ("v1", "v1beta1"),
     "storage.k8s.io": ("v1",),
 }

@@ -24,7 +24,7 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 CONTENT_TYPES = frozenset({MERGE_PATCH, STRATEGIC_MERGE_PATCH, JSON_PATCH})
 
-# field name -> patchMergeKey (from the core/v1 and meta/v1 Go types).
+# field name -> patchMergeKey (from the core/v1, meta/v1 and resource/v1 Go types).
 MERGE_KEYS: dict[str, str] = {
     "conditions": "type",
     "containers": "name",
@@ -46,6 +46,7 @@ MERGE_KEYS: dict[str, str] = {
     "hostIPs": "ip",
     "containerStatuses": "name",
     "initContainerStatuses": "name",
+    "reservedFor": "uid",
 }
 # The same field name with another merge key elsewhere: a Service's ``spec.ports`` merge by
 # ``port`` (container ports always carry ``containerPort``, service ports ``port``).

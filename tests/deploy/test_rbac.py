@@ -30,6 +30,7 @@ from tests.harness import scheduler_for
 KUBE = ROOT / "scheduler" / "kube"
 HTTP_METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"}
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/{}/leases/{}"
+CLAIM = "/apis/resource.k8s.io/v1/namespaces/{}/resourceclaims/{}"
 
 # (module under scheduler/kube, method, path template, the template is a literal in the code)
 CALLS: list[tuple[str, str, str, bool]] = [
@@ -45,6 +46,9 @@ CALLS: list[tuple[str, str, str, bool]] = [
     ("kinds.py", "GET", "/api/v1/persistentvolumeclaims", True),
     ("kinds.py", "GET", "/apis/storage.k8s.io/v1/csinodes", True),
     ("kinds.py", "GET", "/apis/policy/v1/poddisruptionbudgets", True),
+    ("kinds.py", "GET", "/apis/resource.k8s.io/v1/deviceclasses", True),
+    ("kinds.py", "GET", "/apis/resource.k8s.io/v1/resourceslices", True),
+    ("kinds.py", "GET", "/apis/resource.k8s.io/v1/resourceclaims", True),
     ("kinds.py", "GET", "/api/v1/pods", True),
     # with the GenericWorkload gate: kube's PodGroups, and Coscheduling's where installed
     ("kinds.py", "GET", "/apis/scheduling.k8s.io/v1beta1/podgroups", True),
@@ -63,6 +67,8 @@ CALLS: list[tuple[str, str, str, bool]] = [
     ("intake/reflector.py", "GET", "/api/v1/pods", False),
     ("intake/reflector.py", "GET", "/api/v1/nodes", False),
     ("intake/reflector.py", "GET", "/apis/scheduling.k8s.io/v1beta1/podgroups", False),
+    ("intake/reflector.py", "GET", "/apis/resource.k8s.io/v1/resourceslices", False),
+    ("intake/reflector.py", "GET", "/apis/resource.k8s.io/v1/resourceclaims", False),
     # bind
     ("binder.py", "POST", "/api/v1/namespaces/{}/pods/{}/binding", True),
     # PodScheduled=False condition, Scheduled/FailedScheduling events
@@ -79,12 +85,22 @@ CALLS: list[tuple[str, str, str, bool]] = [
     # VolumeBinding's PreBind: a PV's claimRef, a claim's selected-node annotation
     ("volume_binder.py", "PATCH", "/api/v1/persistentvolumes/{}", True),
     ("volume_binder.py", "PATCH", "/api/v1/namespaces/{}/persistentvolumeclaims/{}", True),
+    # DynamicResources' PreBind: the claim's finalizer, its allocation and reservedFor (the
+    # claim read again after a conflict); Unreserve's and PostFilter's status patches
+    ("claim_writer.py", "GET", CLAIM, True),
+    ("claim_writer.py", "PATCH", CLAIM, True),
+    ("claim_writer.py", "PATCH", CLAIM + "/status", True),
     # leader election: read, write (optimistic PUT, also the release), create when absent
     ("leader.py", "GET", LEASE, True),
     ("leader.py", "PUT", LEASE, True),
     ("leader.py", "POST", LEASE.rsplit("/", 1)[0], False),  # path.rsplit("/", 1)[0]
 ]
-INFORMER_WATCHES = {("", "nodes"), ("", "pods")}
+INFORMER_WATCHES = {
+    ("", "nodes"),
+    ("", "pods"),
+    ("resource.k8s.io", "resourceslices"),
+    ("resource.k8s.io", "resourceclaims"),
+}
 """(group, plural) of the typed informers (``kube/intake``): list + watch each."""
 KOPF_WATCHES = {
     ("", "namespaces"),
@@ -97,8 +113,14 @@ KOPF_WATCHES = {
     ("", "persistentvolumeclaims"),
     ("storage.k8s.io", "csinodes"),
     ("policy", "poddisruptionbudgets"),
+    ("resource.k8s.io", "deviceclasses"),
 }
 """(group, plural) of the controller's kopf.on.event handlers: list + watch each."""
+SYNTHETIC = {("resource.k8s.io", "resourceclaims/binding", "patch")}
+"""Permissions kube-apiserver checks beside the request's own: writing a claim's
+``status.allocation`` or ``reservedFor`` needs the request's verb on the synthetic
+``resourceclaims/binding`` (DRAResourceClaimGranularStatusAuthorization, beta, on in
+v1.37; kube-scheduler's role grants it)."""
 GATED_INFORMER_WATCHES = {("scheduling.k8s.io", "podgroups")}
 """(group, plural) a typed informer keeps with GenericWorkload on."""
 GATED_WATCHES = {("scheduling.x-k8s.io", "podgroups")}
@@ -208,6 +230,7 @@ def permission(method: str, path: str) -> tuple[str, str, str]:
 
 def required() -> set[tuple[str, str, str]]:
     needed = {permission(method, path) for _, method, path, _ in CALLS if path != DISCOVERY}
+    needed |= SYNTHETIC
     for group, plural in KOPF_WATCHES | GATED_WATCHES | INFORMER_WATCHES | GATED_INFORMER_WATCHES:
         needed |= {(group, plural, "list"), (group, plural, "watch")}
     return needed

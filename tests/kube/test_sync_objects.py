@@ -63,7 +63,8 @@ def _sync(api: ApiClient, scheduler: Scheduler, metrics: Metrics | None = None) 
 
 async def _create_workloads(api: ApiClient) -> None:
     """A labelled namespace, and in it a Service, an RC, a ReplicaSet, a StatefulSet; one
-    object of each storage kind; a PodGroup; a PodDisruptionBudget."""
+    object of each storage kind; a PodGroup; a PodDisruptionBudget; one object of each DRA
+    kind."""
     await api.request(
         "POST", "/api/v1/namespaces", body={"metadata": {"name": "team", "labels": {"env": "a"}}}
     )
@@ -106,6 +107,14 @@ async def _create_workloads(api: ApiClient) -> None:
             "/apis/policy/v1/namespaces/team/poddisruptionbudgets",
             {"spec": {"minAvailable": 1, "selector": selector}},
         ),
+    ]
+    dra = "/apis/resource.k8s.io/v1"
+    request = {"name": "r", "exactly": {"deviceClassName": "web"}}
+    pool = {"name": "p", "generation": 1, "resourceSliceCount": 1}
+    bodies += [
+        (f"{dra}/deviceclasses", {"spec": {}}),
+        (f"{dra}/resourceslices", {"spec": {"driver": "d", "allNodes": True, "pool": pool}}),
+        (f"{dra}/namespaces/team/resourceclaims", {"spec": {"devices": {"requests": [request]}}}),
     ]
     for path, body in bodies:
         await api.request("POST", path, body={"metadata": {"name": "web"}, **body})

@@ -36,7 +36,7 @@ def _bind(core: CoreV1Api, name: str, node: str, uid: str | None = None) -> Any:
 
 def test_discovery_lists_what_kopf_and_kubectl_need(core: CoreV1Api) -> None:
     """/api/v1 lists pods/binding and short names; /apis has apps, batch, leases, events,
-    policy, storage."""
+    policy, resource (DRA), scheduling, storage."""
     resources = {r.name: r for r in core.get_api_resources().resources}
     assert {
         "pods",
@@ -57,6 +57,7 @@ def test_discovery_lists_what_kopf_and_kubectl_need(core: CoreV1Api) -> None:
         "coordination.k8s.io",
         "events.k8s.io",
         "policy",
+        "resource.k8s.io",
         "scheduling.k8s.io",
         "storage.k8s.io",
     }

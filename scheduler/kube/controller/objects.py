@@ -1,9 +1,10 @@
 """Namespace, Service, ReplicationController, ReplicaSet, StatefulSet, StorageClass,
-PersistentVolume, PersistentVolumeClaim, CSINode and PodDisruptionBudget events → parsed
-records for the event handlers (``cycle/eventhandlers.py``, which decide what a change
-means: re-signing, waking, nothing).
+PersistentVolume, PersistentVolumeClaim, CSINode, PodDisruptionBudget, PodGroup and the DRA
+kinds' (DeviceClass, ResourceSlice, ResourceClaim) events → parsed records for the event
+handlers (``cycle/eventhandlers.py``, which decide what a change means: re-signing, waking,
+nothing).
 
-One applier, :class:`ObjectEvents`, serves the ten kinds; ``PARSERS`` says how each kind's
+One applier, :class:`ObjectEvents`, serves these kinds; ``PARSERS`` says how each kind's
 record is parsed. Like ``nodes``: an object listed again at a resourceVersion already
 applied is skipped unparsed. An object that cannot be parsed is skipped with one warning
 per problem naming the object and field, counted in ``batch_scheduler_bad_objects_total{kind}``,
@@ -24,6 +25,8 @@ from scheduler.kube.kinds import Kind, key_of, resource_version
 from scheduler.model.errors import ModelError
 from scheduler.model.parse import controller_from_raw, namespace_from_raw, service_from_raw
 from scheduler.model.parse_disruption import pdb_from_raw
+from scheduler.model.parse_dra_claims import device_class_from_raw, resource_claim_from_raw
+from scheduler.model.parse_dra_slices import resource_slice_from_raw
 from scheduler.model.parse_pod_groups import coscheduling_group_from_raw, pod_group_from_raw
 from scheduler.model.parse_volumes import (
     csi_node_from_raw,
@@ -61,6 +64,9 @@ PARSERS: dict[Kind, Callable[[Mapping[str, object]], ClusterObject]] = {
     Kind.POD_DISRUPTION_BUDGETS: pdb_from_raw,
     Kind.POD_GROUPS: pod_group_from_raw,
     Kind.COSCHEDULING_POD_GROUPS: coscheduling_group_from_raw,
+    Kind.DEVICE_CLASSES: device_class_from_raw,
+    Kind.RESOURCE_SLICES: resource_slice_from_raw,
+    Kind.RESOURCE_CLAIMS: resource_claim_from_raw,
 }
 """The kinds :class:`ObjectEvents` serves (pods and nodes have appliers of their own)."""
 

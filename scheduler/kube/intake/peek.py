@@ -13,9 +13,10 @@ own bind matches the pending pod we assumed).
 
 A pod's fingerprint covers ``metadata`` name, namespace, labels, annotations,
 creationTimestamp, deletionTimestamp and ownerReferences; the ``spec`` members the model
-reads (``_PodSpec``) but ``nodeName``; ``status`` phase, nominatedNodeName, startTime, the
-``DisruptionTarget`` and ``PodResizePending`` conditions and each container status's name,
-allocatedResources and resources — what ``model.parse_pod`` and ``model.parse_requests``
+reads (``_PodSpec``) but ``nodeName``; ``status`` phase, nominatedNodeName, startTime,
+resourceClaimStatuses (with the spec parts: the claims generated for a pod are its own),
+the ``DisruptionTarget`` and ``PodResizePending`` conditions and each container status's
+name, allocatedResources and resources — what ``model.parse_pod`` and ``model.parse_requests``
 read (``tests/kube/test_peek.py`` holds the lists equal). A node's covers name, uid,
 labels, ``spec``, allocatable, capacity and images (``model.parse_node``).
 Anything the structs cannot take (a wrong type, bad JSON) raises :class:`PeekError`: the
@@ -135,6 +136,7 @@ class _PodStatus(msgspec.Struct):
     phase: msgspec.Raw = NONE
     nominatedNodeName: msgspec.Raw = NONE
     startTime: msgspec.Raw = NONE
+    resourceClaimStatuses: msgspec.Raw = NONE
     conditions: list[_Condition] = msgspec.field(default_factory=list)
     containerStatuses: list[ContainerStatus] = msgspec.field(default_factory=list)
     initContainerStatuses: list[ContainerStatus] = msgspec.field(default_factory=list)
@@ -366,6 +368,7 @@ def pod_peek(pod: Pod) -> PodPeek:
         spec.resourceClaims,
         spec.volumes,
         spec.schedulingGroup,
+        status.resourceClaimStatuses,
     )
     labels = bytes(meta.labels)
     core = hash(SEPARATOR.join((*parts[:_LABELS], *parts[_LABELS + 1 :])))

@@ -263,18 +263,17 @@ def test_an_unknown_leader_flag_name_is_a_programming_error() -> None:
 
 
 def test_written_config_loads_as_written_and_warns_of_the_unimplemented_plugins() -> None:
-    """kube-scheduler's written configuration loads unedited: DynamicResources and
-    NodeDeclaredFeatures (and DynamicResources' pluginConfig) are accepted without effect,
-    and each gets a warning naming what is missing."""
+    """kube-scheduler's written configuration loads unedited: NodeDeclaredFeatures is
+    accepted without effect, with a warning naming what is missing; DynamicResources runs,
+    with the pluginConfig kube writes for it."""
     config = load_config(_written())
-    assert set(config.profiles[0].without_effect) == {"DynamicResources", "NodeDeclaredFeatures"}
-    assert {p.name for p in config.profiles[0].plugins}.isdisjoint(
-        {"DynamicResources", "NodeDeclaredFeatures"}
-    )
+    assert set(config.profiles[0].without_effect) == {"NodeDeclaredFeatures"}
+    names = {p.name for p in config.profiles[0].plugins}
+    assert "DynamicResources" in names
+    assert "NodeDeclaredFeatures" not in names
     warned = [n.message for n in notes(config) if n.path == "profiles[0].plugins"]
-    assert len(warned) == 2
-    assert all(n.startswith(("DynamicResources ", "NodeDeclaredFeatures ")) for n in warned)
-    assert any("resource claims are refused" in n for n in warned)
+    assert len(warned) == 1
+    assert warned[0].startswith("NodeDeclaredFeatures ")
 
 
 def test_a_plugin_unknown_to_kube_too_is_still_refused_with_its_path() -> None:

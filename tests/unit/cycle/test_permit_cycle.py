@@ -189,10 +189,10 @@ def test_explain_lists_the_points_around_the_bind_and_says_gang_is_not_run() -> 
         registry={**in_tree_registry(), "Gang": Gang},
     )
     assert report["binding_points"] == {
-        "pre_enqueue": ["SchedulingGates"],
-        "reserve": ["VolumeBinding"],
+        "pre_enqueue": ["SchedulingGates", "DynamicResources"],
+        "reserve": ["VolumeBinding", "DynamicResources"],
         "permit": ["Gang"],
-        "pre_bind": ["VolumeBinding"],
+        "pre_bind": ["VolumeBinding", "DynamicResources"],
         "post_bind": [],
     }
     assert any("not run here: Reserve, Permit and PreBind of Gang" in n for n in report["notes"])

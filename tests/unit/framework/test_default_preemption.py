@@ -98,9 +98,16 @@ def fail(profile: Profile, raw: Raw) -> tuple[Pod, FitError]:
     return preemptor, outcome
 
 
+def pre_filtered(profile: Profile, pod: Pod) -> CycleState:
+    """A CycleState with PreFilter run, as the cycle hands PostFilter (DynamicResources'
+    PostFilter, first in the default profile, reads its PreFilter state)."""
+    state = CycleState()
+    profile.run_pre_filter(state, pod)
+    return state
+
+
 def plugin_of(profile: Profile) -> DefaultPreemption:
-    (plugin,) = profile.post_filter_plugins
-    assert isinstance(plugin, DefaultPreemption)
+    (plugin,) = [p for p in profile.post_filter_plugins if isinstance(p, DefaultPreemption)]
     return plugin
 
 
@@ -462,7 +469,8 @@ def test_post_filter_disabled_in_config() -> None:
     """``postFilter: disabled: [*]`` leaves the profile without PostFilter plugins."""
     config = config_with(profiles=[{"plugins": {"postFilter": {"disabled": [{"name": "*"}]}}}])
     assert profile_for(ClusterState(), config).post_filter_plugins == []
-    assert len(profile_for(ClusterState()).post_filter_plugins) == 1
+    names = [p.name for p in profile_for(ClusterState()).post_filter_plugins]
+    assert names == ["DynamicResources", "DefaultPreemption"]
 
 
 # -- the node choice (TestSelectBestCandidate) --------------------------------------------
@@ -612,7 +620,7 @@ def test_select_best_candidate(
     fewest victims, latest start of the highest-priority victims."""
     _, profile = setup([node(f"node{i}") for i in range(1, count + 1)], pods)
     target, fit = fail(profile, preemptor)
-    result = profile.run_post_filter(CycleState(), target, fit)
+    result = profile.run_post_filter(pre_filtered(profile, target), target, fit)
     assert result.status.is_success, result.status
     assert result.nominated_node in expected
 
@@ -628,7 +636,7 @@ def test_fewest_budget_violations_win_over_lower_priorities() -> None:
         budgets=[pdb(0)],
     )
     target, fit = fail(profile, pod("p", priority=HIGH, res=LARGE))
-    result = profile.run_post_filter(CycleState(), target, fit)
+    result = profile.run_post_filter(pre_filtered(profile, target), target, fit)
     assert (result.nominated_node, [v.name for v in result.victims]) == ("node2", ["p2"])
     assert result.pdb_violations == 0
 
@@ -804,10 +812,13 @@ def test_post_filter_messages(
     nomination it asks for ("" clears one)."""
     _, profile = setup(nodes, pods)
     target, fit = fail(profile, preemptor)
-    result = profile.run_post_filter(CycleState(), target, fit)
+    result = profile.run_post_filter(pre_filtered(profile, target), target, fit)
     assert result.status.message() == message
     assert result.nominated_node == nominated
-    assert result.status.plugin == "DefaultPreemption"
+    # kube names the first PostFilter plugin that rejected: DynamicResources runs first in
+    # the default profile and rejects a pod without claims with no reason.
+    expected = "DefaultPreemption" if result.status.is_success else "DynamicResources"
+    assert result.status.plugin == expected
 
 
 def test_pods_of_other_schedulers_can_be_victims() -> None:
@@ -817,7 +828,7 @@ def test_pods_of_other_schedulers_can_be_victims() -> None:
         [pod("other", "node1", priority=LOW, res=VERY_LARGE, scheduler_name="default-scheduler")],
     )
     target, fit = fail(profile, pod("p", priority=HIGH, res=VERY_LARGE))
-    result = profile.run_post_filter(CycleState(), target, fit)
+    result = profile.run_post_filter(pre_filtered(profile, target), target, fit)
     assert [v.name for v in result.victims] == ["other"]
 
 
@@ -826,7 +837,7 @@ def test_no_post_filter_plugins_clears_the_nomination() -> None:
     config = config_with(profiles=[{"plugins": {"postFilter": {"disabled": [{"name": "*"}]}}}])
     _, profile = setup([node("node1")], [pod("p1", "node1", res=VERY_LARGE)], config=config)
     target, fit = fail(profile, pod("p", priority=HIGH, res=VERY_LARGE))
-    result = profile.run_post_filter(CycleState(), target, fit)
+    result = profile.run_post_filter(pre_filtered(profile, target), target, fit)
     assert (result.status.is_rejected, result.nominated_node, result.victims) == (True, "", ())
 
 

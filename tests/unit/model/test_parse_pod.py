@@ -546,12 +546,17 @@ def test_flags_from_volumes_claims_and_deletion() -> None:
         volumes=[{"name": "v", "ephemeral": {"volumeClaimTemplate": {}}}],
     )
     raw["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:01Z"
-    raw["spec"]["resourceClaims"] = [{"name": "gpu"}]
+    raw["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "t"}]
+    raw["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": "p-gpu-x"}]
     raw["status"]["nominatedNodeName"] = "n2"
     pod = pod_from_raw(raw)
     assert (pod.priority, pod.node_name, pod.batching_annotation) == (1000, "n1", "true")
     assert (pod.deleting, pod.claim_names, pod.has_resource_claims) == (True, ("p-v",), True)
     assert pod.nominated_node_name == "n2"
+    assert [(c.name, c.resource_claim_template_name) for c in pod.resource_claims] == [("gpu", "t")]
+    assert [(s.name, s.resource_claim_name) for s in pod.resource_claim_statuses] == [
+        ("gpu", "p-gpu-x")
+    ]
     pvc = pod_from_raw(
         make_pod("p", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}])
     )

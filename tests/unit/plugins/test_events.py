@@ -26,6 +26,9 @@ POD_LABEL = ClusterEvent.ASSIGNED_POD_LABEL_UPDATE
 POD_SCALE_DOWN = ClusterEvent.ASSIGNED_POD_SCALE_DOWN
 POD_DELETE = ClusterEvent.ASSIGNED_POD_DELETE
 STORAGE = ClusterEvent.STORAGE_CHANGE
+CLAIM_DEALLOCATED = ClusterEvent.RESOURCE_CLAIM_DEALLOCATED
+SLICE = ClusterEvent.RESOURCE_SLICE_CHANGE
+DEVICE_CLASS = ClusterEvent.DEVICE_CLASS_CHANGE
 
 KUBE_EVENTS: dict[str, frozenset[ClusterEvent]] = {
     # Node/Add|UpdateNodeTaint
@@ -57,6 +60,13 @@ KUBE_EVENTS: dict[str, frozenset[ClusterEvent]] = {
     names.INTER_POD_AFFINITY: frozenset({NODE_ADD, NODE_UPDATE, POD_ADD, POD_LABEL, POD_DELETE}),
     # AssignedPod/Delete (SchedulerAsyncPreemption, on by default since v1.33)
     names.DEFAULT_PREEMPTION: frozenset({POD_DELETE}),
+    # Node/Add|UpdateNodeLabel|UpdateNodeAllocatable, ResourceClaim/Add|Update|Delete (its
+    # hint: a deallocation for every pod, the rest for the pods using the claim, which
+    # cycle/claim_events.py re-checks itself), TargetPod/UpdatePodGeneratedResourceClaim (the
+    # pod's own update: requeued), DeviceClass/Add|Update, ResourceSlice/Add|Update
+    names.DYNAMIC_RESOURCES: frozenset(
+        {NODE_ADD, NODE_UPDATE, CLAIM_DEALLOCATED, SLICE, DEVICE_CLASS}
+    ),
 }
 """kube v1.37.2's EventsToRegister per plugin (in the comments), as our events."""
 
@@ -116,6 +126,9 @@ def test_default_profile_table_is_kubes() -> None:
         ),
         pytest.param(NODE_ADD, {names.NODE_VOLUME_LIMITS}, False, id="limits-wait-for-csinode"),
         pytest.param(STORAGE, {names.NODE_VOLUME_LIMITS}, True, id="limits-on-csinode"),
+        pytest.param(SLICE, {names.DYNAMIC_RESOURCES}, True, id="dra-on-new-devices"),
+        pytest.param(CLAIM_DEALLOCATED, {names.DYNAMIC_RESOURCES}, True, id="dra-on-freed-devices"),
+        pytest.param(SLICE, {names.NODE_RESOURCES_FIT}, False, id="fit-not-on-new-devices"),
         pytest.param(
             POD_ADD, {names.NODE_RESOURCES_FIT, names.INTER_POD_AFFINITY}, True, id="any-rejector"
         ),
