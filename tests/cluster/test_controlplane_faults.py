@@ -90,8 +90,7 @@ def test_a_paused_api_server_answers_nothing_until_resumed(cp: ControlPlane) -> 
         connection = http.client.HTTPSConnection("127.0.0.1", port, timeout=1, context=context)
         try:
             with pytest.raises(TimeoutError):  # the TLS handshake itself gets no answer
-                connection.request("GET", "/readyz")
-                connection.getresponse()
+                connection.connect()
         finally:
             connection.close()
     finally:
