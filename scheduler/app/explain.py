@@ -143,7 +143,7 @@ def explain(
     ours = [p for p in snapshot.pending if p.scheduler_name in scheduler.profiles]
     cluster_snapshot.load(scheduler, dataclasses.replace(snapshot, pending=ours))
     result = ex.explain_pod(scheduler.profiles[name], pod)
-    notes = _notes(result, pod)
+    notes = _notes(result, pod, scheduler.profiles[name])
     notes += _binding_notes(scheduler.profiles[name])
     return {
         "pod": pod.key,
@@ -348,7 +348,7 @@ def _refusal(refused_by: str, signer: Signer) -> str:
     return f"plugin {refused_by} cannot sign this pod"
 
 
-def _notes(result: ex.Explanation, pod: Pod) -> list[str]:
+def _notes(result: ex.Explanation, pod: Pod, profile: Profile) -> list[str]:
     """What a full pass does differently from this report, and what was not run."""
     notes: list[str] = []
     if pod.scheduler_name != result.profile:
@@ -391,6 +391,7 @@ def _notes(result: ex.Explanation, pod: Pod) -> list[str]:
         notes.append(
             f"{len(result.best)} nodes share the highest total: a full pass picks one at random"
         )
-    if feasible == 0 and result.pre_filter.code is not Code.ERROR:
-        notes.append("PostFilter (DefaultPreemption) is not run by explain; simulate runs it")
+    post_filter = ", ".join(p.name for p in profile.post_filter_plugins)
+    if feasible == 0 and result.pre_filter.code is not Code.ERROR and post_filter:
+        notes.append(f"PostFilter ({post_filter}) is not run by explain; simulate runs it")
     return notes
