@@ -39,6 +39,9 @@ def load(scheduler: Scheduler, snapshot: Snapshot) -> None:
         *snapshot.csi_nodes,
         *snapshot.disruption_budgets,
         *snapshot.pod_groups,
+        *snapshot.device_classes,
+        *snapshot.resource_slices,
+        *snapshot.resource_claims,
     )
     for record in records:
         handlers.on_object(record, None)

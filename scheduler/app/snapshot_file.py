@@ -12,9 +12,10 @@ ReplicaSets and StatefulSets (the DefaultSelector of default topology spreading)
 PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes (the volume plugins),
 PodDisruptionBudgets (preemption's choice of victims, by their
 ``status.disruptionsAllowed``), PodGroups (``scheduling.k8s.io``, and scheduler-plugins'
-``scheduling.x-k8s.io`` CRD: gang scheduling). Every other kind Kubernetes serves cannot
-affect a decision and is counted by kind in ``Snapshot.ignored`` (ConfigMaps, Deployments,
-Events, ...; also PriorityClasses: admission has already written each pod's
+``scheduling.x-k8s.io`` CRD: gang scheduling), DeviceClasses, ResourceSlices and
+ResourceClaims (``resource.k8s.io/v1``: DynamicResources). Every other kind Kubernetes
+serves cannot affect a decision and is counted by kind in ``Snapshot.ignored`` (ConfigMaps,
+Deployments, Events, ...; also PriorityClasses: admission has already written each pod's
 ``spec.priority`` from its class, and that is what the scheduler reads). So is a custom
 resource (an API group that is not Kubernetes' own, ``app.kube_kinds``); a kind of ours from
 such a group (a Knative ``serving.knative.dev/Service``) is counted as
@@ -63,6 +64,8 @@ from scheduler.model.parse import (
     service_from_raw,
 )
 from scheduler.model.parse_disruption import pdb_from_raw
+from scheduler.model.parse_dra_claims import device_class_from_raw, resource_claim_from_raw
+from scheduler.model.parse_dra_slices import resource_slice_from_raw
 from scheduler.model.parse_pod_groups import coscheduling_group_from_raw, pod_group_from_raw
 from scheduler.model.parse_volumes import (
     csi_node_from_raw,
@@ -77,6 +80,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from scheduler.model.disruption import PodDisruptionBudget
+    from scheduler.model.dra_claims import DeviceClass, ResourceClaim
+    from scheduler.model.dra_devices import ResourceSlice
     from scheduler.model.node import Node
     from scheduler.model.pod import Pod
     from scheduler.model.pod_groups import PodGroup
@@ -97,6 +102,9 @@ if TYPE_CHECKING:
         | CSINode
         | PodDisruptionBudget
         | PodGroup
+        | DeviceClass
+        | ResourceSlice
+        | ResourceClaim
     )
 
 __all__ = [
@@ -127,10 +135,21 @@ USED_KINDS = {
     "CSINode": "storage.k8s.io",
     "PodDisruptionBudget": "policy",
     "PodGroup": "scheduling.k8s.io",
+    "DeviceClass": "resource.k8s.io",
+    "ResourceSlice": "resource.k8s.io",
+    "ResourceClaim": "resource.k8s.io",
 }
 """Kind → API group of the objects a decision reads today; every other kind is ignored
 (but Coscheduling's PodGroup, :data:`COSCHEDULING_GROUP`)."""
-POD_GROUP_VERSION = "scheduling.k8s.io/v1beta1"
+READ_VERSIONS = {
+    "PodGroup": "scheduling.k8s.io/v1beta1",
+    "DeviceClass": "resource.k8s.io/v1",
+    "ResourceSlice": "resource.k8s.io/v1",
+    "ResourceClaim": "resource.k8s.io/v1",
+}
+"""The one version of these kinds kube-scheduler v1.37 reads (``kubectl get`` prints that
+one); another version's schema differs, so such an object is counted, not read."""
+POD_GROUP_VERSION = READ_VERSIONS["PodGroup"]
 """The PodGroups kube-scheduler v1.37 reads (``kubectl get podgroups`` prints them so)."""
 COSCHEDULING_GROUP = "scheduling.x-k8s.io"
 """scheduler-plugins' PodGroup CRD: its PodGroups are read too (gangs by label)."""
@@ -153,6 +172,9 @@ _RECORD_KINDS: dict[str, tuple[Callable[[dict[str, object]], _Record], str]] = {
     "CSINode": (csi_node_from_raw, "csi_nodes"),
     "PodDisruptionBudget": (pdb_from_raw, "disruption_budgets"),
     "PodGroup": (pod_group_from_raw, "pod_groups"),
+    "DeviceClass": (device_class_from_raw, "device_classes"),
+    "ResourceSlice": (resource_slice_from_raw, "resource_slices"),
+    "ResourceClaim": (resource_claim_from_raw, "resource_claims"),
     f"PodGroup.{COSCHEDULING_GROUP}": (coscheduling_group_from_raw, "pod_groups"),
 }
 """Kinds besides Nodes and Pods: the parser and the ``Snapshot`` list each record joins
@@ -180,6 +202,9 @@ class Snapshot:
     disruption_budgets: list[PodDisruptionBudget] = field(default_factory=list)
     pod_groups: list[PodGroup] = field(default_factory=list)
     """kube's PodGroups and Coscheduling's (``PodGroup.api`` tells them apart)."""
+    device_classes: list[DeviceClass] = field(default_factory=list)
+    resource_slices: list[ResourceSlice] = field(default_factory=list)
+    resource_claims: list[ResourceClaim] = field(default_factory=list)
     ignored: dict[str, int] = field(default_factory=dict)
     """Objects skipped because they cannot affect a decision, counted by kind."""
     left_out: dict[str, int] = field(default_factory=dict)
@@ -191,7 +216,12 @@ class Snapshot:
 _IGNORED_BECAUSE = {
     "PriorityClass": "admission already wrote each pod's spec.priority from it",
     "Deployment": "the scheduler reads the ReplicaSets it owns",
-    "PodGroup": f"another version: the scheduler reads {POD_GROUP_VERSION} PodGroups",
+    "ResourceClaimTemplate": "the resourceclaim controller makes the pods' claims from it; "
+    "the scheduler reads the claims",
+    **{
+        kind: f"another version: the scheduler reads {version} {kind}s"
+        for kind, version in READ_VERSIONS.items()
+    },
 }
 """Why a kind is not read, where a user may expect it to be; others: not read at all."""
 
@@ -300,9 +330,9 @@ class _Builder:
         expected = USED_KINDS.get(kind)
         if kind == "PodGroup" and group == COSCHEDULING_GROUP:
             kind = f"PodGroup.{COSCHEDULING_GROUP}"  # read, as its own record kind
-        elif kind == "PodGroup" and api_version not in (None, POD_GROUP_VERSION):
+        elif kind in READ_VERSIONS and api_version not in (None, READ_VERSIONS[kind]):
             self._snapshot.ignored[kind] = self._snapshot.ignored.get(kind, 0) + 1
-            return  # another version's schema (v1alpha3): not what kube-scheduler reads
+            return  # another version's schema (v1alpha3, v1beta2): not what the scheduler reads
         elif expected is None or (group is not None and group != expected):
             key = kind if expected is None else f"{kind}.{group}"  # kubectl's Kind.group
             self._snapshot.ignored[key] = self._snapshot.ignored.get(key, 0) + 1
@@ -374,6 +404,7 @@ class _Builder:
         named |= {pvc.namespace for pvc in snapshot.pvcs}
         named |= {budget.namespace for budget in snapshot.disruption_budgets}
         named |= {group.namespace for group in snapshot.pod_groups}
+        named |= {claim.namespace for claim in snapshot.resource_claims}
         snapshot.namespaces += [
             Namespace(name=name, resource_version="", labels={})
             for name in sorted(named - declared)
