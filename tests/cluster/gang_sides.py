@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 GATE = "GenericWorkload=true"
 KUBE, OURS = "kube", "ours"
 SIDE_LABEL = "batch-scheduler.io/gang-side"
+SPARE = "spare"
 PODGROUPS = "/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups"
 MERGE_PATCH = "application/merge-patch+json"
 CONDITION = "PodGroupInitiallyScheduled"
@@ -235,6 +236,8 @@ class Side:
     cluster: GangCluster
     namespace: str = ""
     nodes: list[str] = field(default_factory=list)
+    spares: list[str] = field(default_factory=list)
+    """Its nodes no pod selects yet (``reveal``)."""
     record: list[Any] = field(default_factory=list)
     attempts_before: float = 0.0
     """scheduler_podgroup_schedule_attempts_total when the case began."""
@@ -257,10 +260,13 @@ class Side:
 
     # -- objects ---------------------------------------------------------------------------
 
-    def add_nodes(self, count: int, cpu: str) -> None:
+    def add_nodes(self, count: int, cpu: str, *, spare: bool = False) -> None:
+        """``count`` nodes of the side's, or ``spare`` ones no pod selects until ``reveal``
+        (so a node added mid-case changes no ``0/N nodes`` text of the other side)."""
         for i in range(len(self.nodes), len(self.nodes) + count):
             name = f"{self.namespace}-n{i}"
-            labels = {"kubernetes.io/hostname": name, SIDE_LABEL: self.namespace}
+            side = SPARE if spare else self.namespace
+            labels = {"kubernetes.io/hostname": name, SIDE_LABEL: side}
             capacity = {"cpu": cpu, "memory": "64Gi", "pods": "110"}
             node = {
                 "apiVersion": "v1",
@@ -274,9 +280,24 @@ class Side:
             }
             self.request("POST", "/api/v1/nodes", node)
             self.nodes.append(name)
+            if spare:
+                self.spares.append(name)
+
+    def reveal(self) -> None:
+        """The side's spare nodes become its own (a node added, as far as its pods go)."""
+        patch = {"metadata": {"labels": {SIDE_LABEL: self.namespace}}}
+        for node in self.spares:
+            self.request("PATCH", f"/api/v1/nodes/{node}", patch, content_type=MERGE_PATCH)
+        self.spares.clear()
 
     def pod(
-        self, name: str, *, cpu: str = "1", group: str | None = None, priority: int | None = None
+        self,
+        name: str,
+        *,
+        cpu: str = "1",
+        group: str | None = None,
+        priority: int | None = None,
+        gated: bool = False,
     ) -> None:
         spec: Json = {
             "schedulerName": self.scheduler_name,
@@ -294,6 +315,8 @@ class Side:
             spec["schedulingGroup"] = {"podGroupName": group}
         if priority is not None:
             spec["priorityClassName"] = priority_class(priority)
+        if gated:
+            spec["schedulingGates"] = [{"name": "foo-gate"}]
         body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
         self.request("POST", f"/api/v1/namespaces/{self.namespace}/pods", body)
 
@@ -315,19 +338,33 @@ class Side:
         path = f"{PODGROUPS.format(ns=self.namespace)}/{name}"
         self.request("PATCH", path, patch, content_type=MERGE_PATCH)
 
+    def ungate(self, name: str) -> None:
+        patch = {"spec": {"schedulingGates": None}}
+        path = f"/api/v1/namespaces/{self.namespace}/pods/{name}"
+        self.request("PATCH", path, patch, content_type=MERGE_PATCH)
+
     def delete_pods(self, names: Iterable[str]) -> None:
         for name in names:
             path = f"/api/v1/namespaces/{self.namespace}/pods/{name}?gracePeriodSeconds=0"
             self.cluster.api.request("DELETE", path)
 
-    def delete_group(self, name: str) -> None:
-        self.cluster.api.request("DELETE", f"{PODGROUPS.format(ns=self.namespace)}/{name}")
+    def delete_group(self, name: str, *, lift: bool = True) -> None:
+        """Delete a PodGroup. The API server protects it with a finalizer that
+        kube-controller-manager lifts once no pod names the group (none runs here); ``lift``
+        lifts it at once: the PodGroup is gone, as in kube's integration tests (whose API
+        server adds none). Without, it stays, deleting, as long as it has pods."""
+        path = f"{PODGROUPS.format(ns=self.namespace)}/{name}"
+        self.cluster.api.request("DELETE", path)
+        if lift:
+            patch = {"metadata": {"finalizers": None}}
+            self.cluster.api.request("PATCH", path, patch, content_type=MERGE_PATCH)
 
     def clear(self) -> None:
         """Every pod and PodGroup of the side gone (force: no kubelet would confirm)."""
         pods = f"/api/v1/namespaces/{self.namespace}/pods"
         self.cluster.api.request("DELETE", f"{pods}?gracePeriodSeconds=0")
-        self.cluster.api.request("DELETE", PODGROUPS.format(ns=self.namespace))
+        for group in self.items(PODGROUPS.format(ns=self.namespace)):
+            self.delete_group(group["metadata"]["name"])
         assert wait_for(lambda: not self.items(pods, limit="1"), 30), f"{self.name}: pods left"
 
     # -- reads -----------------------------------------------------------------------------
@@ -419,10 +456,12 @@ class Case:
     def both(self) -> tuple[Side, Side]:
         return (self.kube, self.ours)
 
-    def nodes(self, count: int, cpu: str) -> None:
-        """``count`` nodes of ``cpu`` per side, in both caches before the case goes on."""
+    def nodes(self, count: int, cpu: str, *, spare: tuple[int, str] = (0, "")) -> None:
+        """``count`` nodes of ``cpu`` per side (and ``spare``: how many hidden ones of how
+        many CPUs), in both caches before the case goes on."""
         for side in self.both:
             side.add_nodes(count, cpu)
+            side.add_nodes(spare[0], spare[1], spare=True)
         self.kube.cluster.settle(len(self.kube.nodes) + len(self.ours.nodes))
 
     def run(self, script: Callable[[Side], Any]) -> tuple[Any, Any]:

@@ -33,6 +33,7 @@ and 16: True/Scheduled with no message 9 times (the informer first), True/Schedu
 the leftover's failure text 4 times, True/Unschedulable once, False/Unschedulable twice
 (True taken back)."""
 ATTEMPTS = "scheduler_podgroup_schedule_attempts_total"
+POD_ATTEMPTS = "scheduler_schedule_attempts_total"
 
 
 @dataclass(frozen=True)
@@ -55,10 +56,12 @@ class Pods:
     group: str | None = "pg1"
     cpu: str = "1"
     priority: int | None = None
+    gated: bool = False
+    """With a scheduling gate (``foo-gate``)."""
 
     def run(self, side: Side) -> None:
         for name in self.names:
-            side.pod(name, cpu=self.cpu, group=self.group, priority=self.priority)
+            side.pod(name, cpu=self.cpu, group=self.group, priority=self.priority, gated=self.gated)
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,33 @@ class Delete:
 
     def run(self, side: Side) -> None:
         side.delete_pods(self.names)
+
+
+@dataclass(frozen=True)
+class Ungate:
+    name: str
+
+    def run(self, side: Side) -> None:
+        side.ungate(self.name)
+
+
+@dataclass(frozen=True)
+class DeleteGroup:
+    """Delete a PodGroup (``lift``: its protection finalizer too, see ``Side.delete_group``)."""
+
+    name: str
+    lift: bool = True
+
+    def run(self, side: Side) -> None:
+        side.delete_group(self.name, lift=self.lift)
+
+
+@dataclass(frozen=True)
+class AddNode:
+    """The side's spare node becomes selectable (kube's CreateNodes mid-case)."""
+
+    def run(self, side: Side) -> None:
+        side.reveal()
 
 
 @dataclass(frozen=True)
@@ -208,11 +238,58 @@ class Waiting:
         side.record.append(("waiting", ok, {"attempts": attempts, "gated": gated}))
 
 
+@dataclass(frozen=True)
+class Gated:
+    """The named pods' group is held at PreEnqueue (kube: in unschedulableEntities, gated):
+    none bound, and the scheduler counts exactly them as gated; recorded: that count."""
+
+    names: tuple[str, ...]
+
+    def run(self, side: Side) -> None:
+        def gated() -> float:
+            return side.cluster.metric(side.name, "scheduler_pending_pods", queue="gated")
+
+        held = wait_for(lambda: gated() == len(self.names), TIMEOUT)
+        unbound = not side.bound(self.names)
+        side.record.append(("gated", bool(held) and unbound, stable(gated)))
+
+
+@dataclass(frozen=True)
+class Idle:
+    """The named pods are no longer tried (kube: back in incompletePodGroupPods): unbound,
+    and over 2 s no pod or group attempt is counted; recorded: those counts."""
+
+    names: tuple[str, ...]
+
+    def run(self, side: Side) -> None:
+        def attempts() -> tuple[float, float]:
+            metric = side.cluster.metric
+            return metric(side.name, ATTEMPTS), metric(side.name, POD_ATTEMPTS)
+
+        time.sleep(0.5)  # an attempt under way as the step began ends
+        before = attempts()
+        time.sleep(2.0)  # more than the group's backoff (1 s, size 1-3: at most 1.8 s)
+        after = attempts()
+        delta = {"group": after[0] - before[0], "pod": after[1] - before[1]}
+        ok = not side.bound(self.names) and not any(delta.values())
+        side.record.append(("idle", ok, delta))
+
+
 def run(steps: tuple[Any, ...], side: Side) -> list[Any]:
-    """Every step in order; then the texts of every FailedScheduling event. The record."""
+    """Every step in order; then every distinct FailedScheduling text of the case, and the
+    Preempted texts per victim. The record.
+
+    The FailedScheduling texts are a set, not per pod: which member gets which can depend
+    on when each pod reached the scheduler (a basic group is tried as its members come, a
+    member created while its group is in a cycle waits for the next), in kube as here."""
     side.attempts_before = side.cluster.metric(side.name, ATTEMPTS)
     for step in steps:
         step.run(side)
-    side.record.append(("events", True, stable(side.failed_scheduling)))
-    side.record.append(("preempted", True, stable(lambda: side.events("Preempted"))))
+
+    def texts() -> tuple[list[str], dict[str, list[str]]]:
+        failed = sorted({text for pod in side.failed_scheduling().values() for text in pod})
+        return failed, side.events("Preempted")
+
+    failed, preempted = stable(texts)
+    side.record += [("events", True, failed), ("preempted", True, preempted)]
     return side.record

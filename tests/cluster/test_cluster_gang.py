@@ -22,15 +22,20 @@ import pytest
 
 from tests.cluster.gang_sides import Case, diff
 from tests.cluster.gang_steps import (
+    AddNode,
     AnyScheduled,
     Condition,
     Delete,
+    DeleteGroup,
+    Gated,
     Group,
+    Idle,
     MinCount,
     Mixed,
     Pods,
     Removed,
     Scheduled,
+    Ungate,
     Unschedulable,
     Waiting,
     run,
@@ -221,6 +226,132 @@ CASES = [
         id="17 gang lacks quorum and stays unattempted when minCount is increased",
     ),
 ]
+
+
+PG_PODS = ("p1", "p2", "p3")
+SMALL = Pods(("p1", "p2"), group="pg")
+
+
+def _big(*names: str, gated: bool = False) -> Pods:
+    return Pods(names, group="pg", cpu="2", gated=gated)
+
+
+QUEUEING = [
+    pytest.param(
+        (
+            AddNode(),
+            Group("pg", 2),
+            _big("p1", gated=True),
+            Gated(("p1",)),
+            _big("p2", "p3"),
+            Gated(PG_PODS),
+            Ungate("p1"),
+            Scheduled(PG_PODS),
+        ),
+        id="single gated pod blocks gang group from being scheduled until pod is ungated",
+    ),
+    pytest.param(
+        (
+            AddNode(),
+            Group("pg", None),
+            _big("p1", gated=True),
+            Gated(("p1",)),
+            _big("p2", "p3"),
+            Gated(PG_PODS),
+            Ungate("p1"),
+            Scheduled(PG_PODS),
+        ),
+        id="single gated pod blocks basic group from being scheduled until pod is ungated",
+    ),
+    pytest.param(
+        (
+            Group("pg", 2),
+            _big("p1", "p2"),
+            Unschedulable(("p1", "p2")),
+            _big("p3", gated=True),
+            Gated(PG_PODS),
+            AddNode(),
+            Ungate("p3"),
+            Scheduled(PG_PODS),
+        ),
+        id="gang pod group in active queue becomes gated when a new gated member pod is added",
+    ),
+    pytest.param(
+        (
+            Group("pg", 2),
+            _big("p1", "p2"),
+            Unschedulable(("p1", "p2")),
+            _big("p3"),
+            Unschedulable(PG_PODS),
+            AddNode(),
+            Scheduled(PG_PODS),
+            _big("p4"),
+            Scheduled((*PG_PODS, "p4")),
+        ),
+        id="gang scheduling pod group queueing when new member pods are added",
+    ),
+    pytest.param(
+        (
+            Group("pg", 2),
+            SMALL,
+            Scheduled(("p1", "p2")),
+            DeleteGroup("pg"),
+            _big("p3"),
+            Idle(("p3",)),
+        ),
+        id="gang is scheduled, then pod group is deleted, new pods end up incomplete",
+    ),
+    pytest.param(
+        (
+            Group("pg", 2),
+            SMALL,
+            _big("p3"),
+            Scheduled(("p1", "p2")),
+            Unschedulable(("p3",)),
+            DeleteGroup("pg"),
+            Idle(("p3",)),
+        ),
+        id="gang is partially scheduled, then pod group is deleted, the rest end up incomplete",
+    ),
+    pytest.param(
+        (
+            Group("pg", 3),
+            SMALL,
+            _big("p3"),
+            Unschedulable(PG_PODS),
+            DeleteGroup("pg"),
+            Idle(PG_PODS),
+        ),
+        id="gang is unschedulable, then pod group is deleted, its pods end up incomplete",
+    ),
+    pytest.param(
+        (
+            Group("pg", 3),
+            SMALL,
+            _big("p3"),
+            Unschedulable(PG_PODS),
+            DeleteGroup("pg", lift=False),
+            AddNode(),
+            Scheduled(PG_PODS),
+        ),
+        id="a pod group deleting while its finalizer holds it still gang-schedules its pods",
+    ),
+]
+"""queueing/queueing_test.go's TestPodGroupQueueing cases (those without an injected
+plugin) on a 2-CPU node; ``AddNode`` adds a 6-CPU one (hidden until then, so that the
+``0/N nodes`` texts of the other side do not change). The last case is the real API
+server's own: a deleted PodGroup stays while its podgroup-protection finalizer holds it."""
+
+
+@pytest.mark.parametrize("steps", QUEUEING)
+def test_kube_queueing_case_side_by_side(gang_cluster: GangCluster, steps: tuple[Any, ...]) -> None:
+    """kube's expectations hold on both sides, and both record the same texts."""
+    with Case.open(gang_cluster) as case:
+        case.nodes(1, "2", spare=(1, "6"))
+        kube, ours = case.run(lambda side: run(steps, side))
+    assert kube == ours, diff(kube, ours)
+    failed = [entry for record in (kube, ours) for entry in record if not entry[1]]
+    assert not failed, diff(kube, ours)
 
 
 @pytest.mark.parametrize("steps", CASES)
