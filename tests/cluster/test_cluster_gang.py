@@ -1,7 +1,8 @@
 """kube's gang cases (``test/integration/scheduler/podgroup/podgroup_test.go``,
 TestPodGroupScheduling, all but 14, which needs TopologyAwareWorkloadScheduling) on the real
 kube-apiserver, side by side: kube-scheduler v1.37.2 and ours, both with GenericWorkload,
-each on a 4-CPU node of its own, 1-CPU pods.
+each on a 4-CPU node of its own, 1-CPU pods; then the cases of its neighbour
+``queueing/queueing_test.go`` (``QUEUEING``).
 
 Every case runs on both sides at once (``gang_sides``), each step as kube's test has it
 (``gang_steps``); the test asserts that kube's expectations held on both sides and that the
@@ -228,6 +229,14 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("steps", CASES)
+def test_kube_case_side_by_side(gang_cluster: GangCluster, steps: tuple[Any, ...]) -> None:
+    """kube's expectations hold on both sides, and both record the same texts."""
+    with Case.open(gang_cluster) as case:
+        case.nodes(1, "4")
+        _compare(*case.run(lambda side: run(steps, side)))
+
+
 PG_PODS = ("p1", "p2", "p3")
 SMALL = Pods(("p1", "p2"), group="pg")
 
@@ -348,18 +357,10 @@ def test_kube_queueing_case_side_by_side(gang_cluster: GangCluster, steps: tuple
     """kube's expectations hold on both sides, and both record the same texts."""
     with Case.open(gang_cluster) as case:
         case.nodes(1, "2", spare=(1, "6"))
-        kube, ours = case.run(lambda side: run(steps, side))
-    assert kube == ours, diff(kube, ours)
-    failed = [entry for record in (kube, ours) for entry in record if not entry[1]]
-    assert not failed, diff(kube, ours)
+        _compare(*case.run(lambda side: run(steps, side)))
 
 
-@pytest.mark.parametrize("steps", CASES)
-def test_kube_case_side_by_side(gang_cluster: GangCluster, steps: tuple[Any, ...]) -> None:
-    """kube's expectations hold on both sides, and both record the same texts."""
-    with Case.open(gang_cluster) as case:
-        case.nodes(1, "4")
-        kube, ours = case.run(lambda side: run(steps, side))
+def _compare(kube: list[Any], ours: list[Any]) -> None:
     assert kube == ours, diff(kube, ours)
     failed = [entry for record in (kube, ours) for entry in record if not entry[1]]
     assert not failed, diff(kube, ours)
