@@ -5,7 +5,9 @@ A member is *unscheduled* while pending and ours (queued, gated or in flight: th
 handlers say so), *scheduled* once assumed by us or assigned by anyone (ClusterState says
 so as it attaches the pod to a node); a forgotten assumption is unscheduled again, a
 deleted or finished pod is no member. GangScheduling's PreEnqueue counts all members
-against ``minCount`` and its Permit the scheduled ones; the group cycle reads both.
+against ``minCount`` and its Permit the scheduled ones; the group cycle reads both, and
+keeps here the ``PodGroupInitiallyScheduled`` condition it last wrote until the PodGroup
+goes (``condition``: the watch brings the write back only later).
 
 Which group a pod is in is ``model.pod_groups.group_of``: its ``spec.schedulingGroup``,
 and the Coscheduling label once ``coscheduling`` is on (the cluster serves that CRD).
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 
     from scheduler.model.keys import Uid
     from scheduler.model.pod import Pod
-    from scheduler.model.pod_groups import GroupKey, PodGroup
+    from scheduler.model.pod_groups import GroupCondition, GroupKey, PodGroup
 
 __all__ = ["GroupState", "PodGroups"]
 
@@ -35,7 +37,7 @@ __all__ = ["GroupState", "PodGroups"]
 class GroupState:
     """One group: its PodGroup (None while only pods name it) and its members by state."""
 
-    __slots__ = ("pod_group", "scheduled", "unscheduled")
+    __slots__ = ("pod_group", "scheduled", "unscheduled", "written")
 
     def __init__(self) -> None:
         self.pod_group: PodGroup | None = None
@@ -43,6 +45,10 @@ class GroupState:
         """Pending members of ours: queued, gated or being scheduled."""
         self.scheduled: set[Uid] = set()
         """Members assumed by us or assigned (bound by anyone)."""
+        self.written: GroupCondition | None = None
+        """The ``PodGroupInitiallyScheduled`` condition this scheduler last wrote on this
+        PodGroup (same uid): the watch brings it back only later, and the next attempt
+        must not decide against an older one (kube's does when its informer lags)."""
 
     @property
     def all_count(self) -> int:
@@ -90,14 +96,30 @@ class PodGroups:
         """Add or update a PodGroup; returns the version it replaces (None: new)."""
         state = self._state(pod_group.key)
         old, state.pod_group = state.pod_group, pod_group
+        if old is None or old.uid != pod_group.uid:
+            state.written = None  # another PodGroup of that name: not ours to remember
         self.generation += 1
         return old
+
+    def condition(self, pod_group: PodGroup) -> GroupCondition | None:
+        """The group's ``PodGroupInitiallyScheduled`` as last known: the one this
+        scheduler wrote, else the one the watch brought (None: none yet)."""
+        state = self._groups.get(pod_group.key)
+        written = state.written if state is not None else None
+        return written if written is not None else pod_group.condition
+
+    def condition_written(self, pod_group: PodGroup, condition: GroupCondition) -> None:
+        """This scheduler writes ``condition`` on ``pod_group`` (see ``condition``)."""
+        state = self._groups.get(pod_group.key)
+        held = state.pod_group if state is not None else None
+        if state is not None and held is not None and held.uid == pod_group.uid:
+            state.written = condition
 
     def remove_pod_group(self, key: GroupKey) -> PodGroup | None:
         state = self._groups.get(key)
         if state is None or state.pod_group is None:
             return None
-        old, state.pod_group = state.pod_group, None
+        old, state.pod_group, state.written = state.pod_group, None, None
         self.generation += 1
         self._drop_if_empty(key, state)
         return old

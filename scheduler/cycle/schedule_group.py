@@ -33,7 +33,7 @@ cluster in one synchronous, await-free stretch:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from scheduler import logs
@@ -456,11 +456,15 @@ class GroupCycle:
 
     def _condition(self, pod_group: PodGroup, status: str, reason: str, message: str) -> None:
         """Write ``PodGroupInitiallyScheduled`` unless it would change nothing, or would take
-        a True back (kube: terminal once True). Coscheduling's PodGroups are left to its
-        own controller, which owns their status."""
+        a True back (kube: terminal once True, updatePodGroupCondition in
+        schedule_one_podgroup.go:944-962), judged against the condition as last written
+        (by us, ahead of the watch: a member left over from a placed group is retried at
+        once, before the True comes back). Coscheduling's PodGroups are left to its own
+        controller, which owns their status."""
         if pod_group.api is not GroupApi.KUBE:
             return
-        old = pod_group.condition
+        groups = self.cluster.pod_groups
+        old = groups.condition(pod_group)
         if old is not None and old.status == "True" and status != "True":
             return
         if (
@@ -470,7 +474,9 @@ class GroupCycle:
         ):
             return
         condition = GroupCondition(status, reason, message, pod_group.generation)
-        self.group_reporter.pod_group_condition(pod_group, INITIALLY_SCHEDULED, condition)
+        groups.condition_written(pod_group, condition)
+        known = replace(pod_group, condition=old)  # what the writer diffs against
+        self.group_reporter.pod_group_condition(known, INITIALLY_SCHEDULED, condition)
 
 
 def _group_status(reasons: Sequence[str]) -> st.Status:

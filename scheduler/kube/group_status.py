@@ -3,13 +3,16 @@ kube-scheduler v1.37.2 writes it (``updatePodGroupCondition``), off the hot path
 
 Implements ``cycle.ports.GroupReporter``. The cycle decides that a condition changes
 something (status, reason, message or observed generation; never a True taken back) and
-calls ``pod_group_condition``, which only enqueues; one writer task sends a
-strategic-merge patch of ``podgroups/{name}/status`` holding that one condition (merged by
-its ``type``, as kube's two-way diff does), with ``lastTransitionTime`` the time of the
-decision when the status changes and the old one when it does not. A 409 or a transient
-failure is retried a few times with backoff (kube retries on conflict with
-``retry.DefaultBackoff``); a PodGroup gone meanwhile (404) is dropped quietly; any other
-failure is logged once, and the next attempt of the group writes again.
+calls ``pod_group_condition`` with the PodGroup as last known (its condition the one the
+cycle decided against), which only enqueues; one writer task sends a strategic-merge patch
+of ``podgroups/{name}/status`` holding what kube's two-way diff of the old status against
+the new one holds (``PatchPodGroupStatus``, pkg/scheduler/util/utils.go:158-192): the
+condition's ``type`` (its merge key) and the fields that changed, ``lastTransitionTime``
+(the time of the decision) only when the status changes or the condition is new. A field
+left out keeps the API's value. A 409 or a transient failure is retried a few times with
+backoff (kube retries on conflict with ``retry.DefaultBackoff``); a PodGroup gone
+meanwhile (404) is dropped quietly; any other failure is logged once, and the next attempt
+of the group writes again.
 
 Neighbours: ``client``/``errors`` for I/O, ``workers`` for the writer; independent of the
 pod reporter (``reporter``), which it mirrors for pods.
@@ -46,8 +49,10 @@ class _Write:
     name: str
     condition_type: str
     condition: GroupCondition
+    old: GroupCondition | None
+    """The condition the cycle decided against (None: the PodGroup has none)."""
     transition: str
-    """``lastTransitionTime``: now when the status changes, else the condition's own."""
+    """``lastTransitionTime``: the time of the decision."""
 
 
 class GroupStatus:
@@ -63,10 +68,14 @@ class GroupStatus:
     def pod_group_condition(
         self, pod_group: PodGroup, condition_type: str, condition: GroupCondition
     ) -> None:
-        old = pod_group.condition
-        kept = old is not None and old.status == condition.status and old.last_transition_time
-        transition = old.last_transition_time if kept and old is not None else rfc3339()
-        write = _Write(pod_group.namespace, pod_group.name, condition_type, condition, transition)
+        write = _Write(
+            pod_group.namespace,
+            pod_group.name,
+            condition_type,
+            condition,
+            pod_group.condition,
+            rfc3339(),
+        )
         self._pool.submit(write)
 
     async def drain(self, timeout: float) -> bool:  # noqa: ASYNC109 - the reporters' API
@@ -103,12 +112,22 @@ class GroupStatus:
 
 
 def _condition(write: _Write) -> dict[str, Any]:
-    condition = write.condition
-    return {
-        "type": write.condition_type,
-        "status": condition.status,
-        "observedGeneration": condition.observed_generation,
-        "lastTransitionTime": write.transition,
-        "reason": condition.reason,
-        "message": condition.message,
+    """The patch's one list element: the merge key and what kube's diff holds."""
+    new, old = write.condition, write.old
+    fields: dict[str, Any] = {
+        "status": new.status,
+        "observedGeneration": new.observed_generation,
+        "reason": new.reason,
+        "message": new.message,
     }
+    if old is not None:
+        before = {
+            "status": old.status,
+            "observedGeneration": old.observed_generation,
+            "reason": old.reason,
+            "message": old.message,
+        }
+        fields = {name: value for name, value in fields.items() if before[name] != value}
+    if old is None or "status" in fields:
+        fields["lastTransitionTime"] = write.transition
+    return {"type": write.condition_type, **fields}

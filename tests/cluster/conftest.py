@@ -24,6 +24,7 @@ from controlplane.launcher import ControlPlane
 from controlplane.processes import missing_binaries
 from scheduler.sim import workload
 from tests.cluster.conformance import backends, ns  # noqa: F401  (fixtures)
+from tests.cluster.gang_sides import GangCluster
 from tests.scheduler_process import SchedulerProc
 
 if TYPE_CHECKING:
@@ -53,6 +54,19 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
         pytest.skip(f"cluster tier skipped: {reason}")
     with ControlPlane.start(tmp_path_factory.mktemp("controlplane")) as cp:
         yield cp
+
+
+@pytest.fixture(scope="session")
+def gang_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GangCluster]:
+    """A control plane of its own with GenericWorkload (no kube-controller-manager), with
+    kube-scheduler and ours both running (tests/cluster/gang_sides.py)."""
+    reason = missing_binaries()
+    if reason:
+        if os.environ.get(REQUIRE):
+            pytest.fail(f"cluster tier required ({REQUIRE}) but {reason}")
+        pytest.skip(f"cluster tier skipped: {reason}")
+    with GangCluster.start(tmp_path_factory.mktemp("gang")) as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from scheduler.cycle.eventhandlers import EventHandlers
@@ -124,6 +125,33 @@ async def test_the_condition_is_patched_into_status_and_retried(
     (condition,) = read["status"]["conditions"]
     assert condition["message"] == "0/3 nodes fit"
     assert condition["lastTransitionTime"] == first
+    await writer.stop()
+
+
+async def test_only_what_changed_since_the_known_condition_is_patched(
+    sim: SimServer, api: ApiClient
+) -> None:
+    """kube's two-way diff: against the condition the cycle knew, only the changed fields
+    go (no lastTransitionTime while the status stays); a field left out keeps the API's
+    value, so a write judged against an older copy leaves the rest as it is."""
+    created = await api.request("POST", GROUPS, body=_group("diff"))
+    writer = GroupStatus(api)
+    scheduled = GroupCondition("True", "Scheduled", "", 1)
+    writer.pod_group_condition(pod_group_from_raw(created), "PodGroupInitiallyScheduled", scheduled)
+    assert await writer.drain(5.0)
+    older = GroupCondition("False", "Unschedulable", "minCount (3) cannot be satisfied", 1)
+    stale = replace(pod_group_from_raw(created), condition=older)
+    newer = GroupCondition("False", "Unschedulable", "pod group is unschedulable", 1)
+    writer.pod_group_condition(stale, "PodGroupInitiallyScheduled", newer)
+    assert await writer.drain(5.0)
+    read = await api.request("GET", f"{GROUPS}/diff")
+    (condition,) = read["status"]["conditions"]
+    fields = ("status", "reason", "message")
+    assert tuple(condition[f] for f in fields) == (
+        "True",
+        "Scheduled",
+        "pod group is unschedulable",
+    )
     await writer.stop()
 
 

@@ -175,6 +175,28 @@ def test_min_count_placed_and_the_rest_waits_for_room() -> None:
     assert len(gangs.scheduled()) == 4
 
 
+def test_a_member_left_over_from_a_placed_gang_does_not_take_true_back() -> None:
+    """Case 5 on: the fourth member fails again before the watch brings the True just
+    written back into the cache; the condition stays True/Scheduled (kube: terminal once
+    True), and the next write is told the True it is judged against."""
+    gangs = Gangs()
+    gangs.bound("small-blocker", cpu="1")
+    for name in ("p1", "p2", "p3", "p4"):
+        gangs.pod(name)
+    gangs.group("pg1")
+    gangs.run()  # the gang, then p4 alone at once (a leftover of a placed group)
+    metrics = gangs.scheduler.metrics
+    attempts = metrics.by_label(metrics.podgroup_schedule_attempts, "result")
+    assert attempts == {"scheduled": 1.0, "unschedulable": 1.0}
+    condition = gangs.reporter.group_conditions["podgroup/default/pg1"]
+    assert (condition.status, condition.reason, condition.message) == ("True", "Scheduled", "")
+    groups = gangs.scheduler.cluster.pod_groups
+    pod_group = groups.pod_group("podgroup/default/pg1")  # type: ignore[arg-type]
+    assert pod_group is not None
+    assert pod_group.condition is None  # the watch has not brought it back
+    assert groups.condition(pod_group) == condition
+
+
 def test_two_competing_gangs_do_not_deadlock() -> None:
     """Cases 6 and 7: two gangs of three on a 4-CPU node, members interleaved: the one that
     reaches its quorum first is bound whole, the other not at all (nothing held)."""
