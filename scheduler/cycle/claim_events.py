@@ -16,8 +16,8 @@ restores), and what it means is decided on the claim as seen before and after:
   DynamicResources left unschedulable is activated;
 * any other change (the driver's finalizer, a label) wakes nobody.
 
-Neighbours: ``cycle.eventhandlers`` (owns this; pods and the other kinds), ``cache.dra_objects``
-(the claims, the pods by claim).
+Neighbours: ``cycle.eventhandlers`` (owns this and hands it its wake and its pod intake;
+pods and the other kinds), ``cache.dra_objects`` (the claims, the pods by claim).
 """
 
 from __future__ import annotations
@@ -28,8 +28,12 @@ from scheduler.framework.events import ClusterEvent
 from scheduler.plugins import names
 
 if TYPE_CHECKING:
-    from scheduler.cycle.eventhandlers import EventHandlers
+    from collections.abc import Callable
+
+    from scheduler.cache.dra_objects import DraObjects
     from scheduler.model.dra_claims import ResourceClaim
+    from scheduler.model.pod import Pod
+    from scheduler.queueing.scheduling_queue import SchedulingQueue
 
 
 def _status(claim: ResourceClaim) -> object:
@@ -40,9 +44,19 @@ def _status(claim: ResourceClaim) -> object:
 class ClaimEvents:
     """Feeds the watch's claims to the cache and re-checks the pods a change concerns."""
 
-    def __init__(self, handlers: EventHandlers) -> None:
-        self.handlers = handlers
-        self.dra = handlers.cluster.dra
+    def __init__(
+        self,
+        dra: DraObjects,
+        queue: SchedulingQueue,
+        wake: Callable[[ClusterEvent], None],
+        offer: Callable[[Pod], object],
+    ) -> None:
+        self.dra = dra
+        self.queue = queue
+        self.wake = wake
+        """Moves the unschedulable pods an event may help (the event handlers' wake)."""
+        self.offer = offer
+        """Offers a pod to the queue anew, PreEnqueue first (the event handlers' on_pod)."""
         self.dra.on_claim_changed = self._changed  # every view change: watch, PreBind, Unreserve
 
     def set(self, claim: ResourceClaim) -> None:
@@ -59,14 +73,14 @@ class ClaimEvents:
             and before.allocation is not None
             and (after is None or after.allocation is None)
         ):
-            self.handlers.wake(ClusterEvent.RESOURCE_CLAIM_DEALLOCATED)
+            self.wake(ClusterEvent.RESOURCE_CLAIM_DEALLOCATED)
         if after is None:
             return  # deleted: the pods using it go on waiting (kube: QueueSkip)
         if before is not None and _status(before) == _status(after):
             return
         for pod in self.dra.pods_using(key):
-            queued = self.handlers.queue.get(pod.uid)
+            queued = self.queue.get(pod.uid)
             if queued is None:
-                self.handlers.on_pod(pod)  # held at PreEnqueue: offered to the queue again
+                self.offer(pod)  # held at PreEnqueue: offered to the queue again
             elif names.DYNAMIC_RESOURCES in queued.unschedulable_plugins:
-                self.handlers.queue.activate(pod.uid)
+                self.queue.activate(pod.uid)

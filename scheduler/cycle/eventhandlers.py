@@ -140,7 +140,7 @@ class EventHandlers:
         self.scheduler = scheduler
         self.cluster = scheduler.cluster
         self.queue = scheduler.queue
-        self.claims = ClaimEvents(self)
+        self.claims = ClaimEvents(self.cluster.dra, self.queue, self.wake, self.on_pod)
         """ResourceClaims: the cache's assume layer and the pods a change concerns."""
 
     # -- pods ------------------------------------------------------------------------------
