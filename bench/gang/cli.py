@@ -1,0 +1,165 @@
+"""``python -m bench.gang``: gang scheduling, kube-scheduler v1.37.2 and ours, on the real
+API server (issue 38, item 7).
+
+    python -m bench.gang [--shapes gangs-3x1000,gangs-1000x3,plain-3000,infeasible]
+        [--nodes 5000] [--labels pod,gang] [--schedulers ours,kube] [--repeats 1]
+        [--work] [--profile] [--out bench/results/gang] [--append] [--timeout 600]
+
+Each shape (:mod:`bench.gang.shapes`) runs once per scheduler, back to back (ours then
+kube, or ``--schedulers``' order), each on a fresh control plane with the backlog made
+before the scheduler starts (:mod:`bench.gang.backlog`). ``--labels`` chooses the pods'
+signature labels (``pod``: kube's runner, a label per pod; ``gang``: one per gang); each
+value is a full pass over the shapes. ``--work`` also counts, in-process, the full passes
+one rejection of the infeasible gang takes (:mod:`bench.gang.work`). ``--profile`` runs
+py-spy over ours (its raw stacks beside its log; the record names the file). Records go
+to ``OUT/latest.json`` and ``OUT/latest.md`` after every run (``--append``: a rerun of a
+shape, labels, nodes and scheduler replaces its record, the others stay).
+
+Neighbours: :mod:`bench.gang.report` (tables and targets), docs/performance.md ("Gang
+scheduling").
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.gang import backlog, report, shapes
+from bench.scheduler_perf.capability import KUBE, OURS
+from bench.scheduler_perf.cli import meta_for
+from bench.scheduler_perf.suite import SuiteError
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "bench" / "results" / "gang"
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.gang", description=__doc__)
+    p.add_argument("--shapes", default=",".join(shapes.SHAPES), help="comma-separated")
+    p.add_argument("--nodes", type=int, default=5000, help="scale the shapes to this many")
+    p.add_argument("--labels", default="pod,gang", help="signature labels: pod, gang or both")
+    p.add_argument("--schedulers", default=f"{OURS},{KUBE}", help="in this order, per shape")
+    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--work", action="store_true", help="count the infeasible gang's passes")
+    p.add_argument("--profile", action="store_true", help="py-spy over ours")
+    p.add_argument(
+        "--ours-log-level",
+        default="info",
+        help="info: ours' caches_synced line marks its readiness; warning: its /readyz does",
+    )
+    p.add_argument("--out", type=Path, default=RESULTS)
+    p.add_argument("--append", action="store_true", help="keep OUT/latest.json's records")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for binds")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    chosen = [s for s in args.shapes.split(",") if s]
+    labels = [label for label in args.labels.split(",") if label]
+    schedulers = [s for s in args.schedulers.split(",") if s]
+    problems = [f"unknown shape {s}" for s in chosen if s not in shapes.SHAPES]
+    problems += [f"unknown labels {label}" for label in labels if label not in shapes.LABELS]
+    problems += [f"unknown scheduler {s}" for s in schedulers if s not in (KUBE, OURS)]
+    if problems:
+        print("error: " + "; ".join(problems), file=sys.stderr)
+        return 2
+    try:
+        shapes.gang_selected()
+    except SuiteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    plan = [
+        dataclasses.replace(shapes.SHAPES[name].scaled(args.nodes), labels=label)
+        for label in labels
+        for name in chosen
+    ]
+    return asyncio.run(run_all(plan, schedulers, args, argv))
+
+
+def _meta(argv: list[str] | None, out: Path, *, append: bool) -> tuple[dict[str, Any], list[Any]]:
+    """This invocation's facts and command; with ``append``, the earlier records, commands
+    and in-process counts of ``out/latest.json`` too."""
+    meta = meta_for(argv)
+    command = meta.pop("command").replace("bench.scheduler_perf", "bench.gang", 1)
+    meta.update(commands=[command], work={})
+    if not append:
+        return meta, []
+    try:
+        doc = json.loads((out / "latest.json").read_text())
+    except (OSError, ValueError):
+        return meta, []
+    before = doc.get("meta", {})
+    meta.update(commands=[*before.get("commands", []), command], work=before.get("work", {}))
+    return meta, list(doc.get("runs", []))
+
+
+async def run_all(
+    plan: list[shapes.Shape],
+    schedulers: list[str],
+    args: argparse.Namespace,
+    argv: list[str] | None,
+) -> int:
+    meta, records = _meta(argv, args.out, append=args.append)
+    if args.work:
+        for shape in plan:
+            if shape.infeasible:
+                found = await asyncio.to_thread(_work, shape)
+                meta["work"][report.work_key(shape.labels, shape.nodes)] = found
+                fulls = [a["decisions"].get("full", 0) for a in found["attempts"]]
+                print(f"== work {shape.labels}/{shape.nodes}: full passes {fulls}", flush=True)
+    for repeat in range(args.repeats):
+        for shape in plan:
+            for scheduler in schedulers:
+                workdir = Path(tempfile.mkdtemp(prefix=f"gang-{scheduler}-"))
+                print(
+                    f"== {shape.name} labels={shape.labels} nodes={shape.nodes} [{scheduler}]"
+                    + (f" repeat {repeat + 1}" if args.repeats > 1 else ""),
+                    flush=True,
+                )
+                record = await backlog.run(
+                    shape,
+                    scheduler,
+                    workdir=workdir,
+                    wait_s=args.timeout,
+                    profile=args.profile,
+                    ours_log_level=args.ours_log_level,
+                )
+                record["labels"] = shape.labels
+                record["repeat"] = repeat
+                log, detail = record.pop("log", None), record.pop("failure_detail", None)
+                print("   " + summary_line(record) + f"  (log: {log})", flush=True)
+                if detail:
+                    print(detail, flush=True)
+                records = [r for r in records if report.key(r) != report.key(record)]
+                records.append(record)
+                report.write(records, meta, args.out)
+    print(report.markdown(records, meta))
+    print(f"written: {args.out / 'latest.json'}, {args.out / 'latest.md'}")
+    return 0
+
+
+def _work(shape: shapes.Shape) -> dict[str, Any]:
+    from bench.gang import work
+    from scheduler.logs.setup import configure_logging
+
+    configure_logging(level="warning")
+    return work.infeasible_work(shape)
+
+
+def summary_line(record: dict[str, Any]) -> str:
+    if "failed" in record:
+        return f"failed: {record['failed']}"
+    return (
+        f"{record['pods_per_s']} pods/s ({record['pods']} pods in {record['measure_s']} s "
+        f"after ready at {record['ready_s']} s), cpu {record['cpu_s']} s "
+        f"({record['cpu_ms_per_pod']} ms/pod), group attempts {record['group_attempts']}, "
+        f"group algorithm {record['group_algorithm_s']} s, load {record['loadavg_before']} → "
+        f"{record['loadavg_after']}"
+    )
