@@ -37,6 +37,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.gang import profile as gang_profile
 from bench.gang import shapes
 from bench.measure import Metrics, by_label, cpu_seconds, metric_sum, parse_metrics
 from bench.scheduler_perf import runner, schedulers
@@ -173,6 +174,10 @@ async def run(
                 binds.apiserver = lambda: cpu_seconds(apiserver_pid)
                 watch.add_handler(binds)
                 await _measure(process, binds, record, wait_s=wait_s, profile=profile)
+                if "profile" in record:
+                    record["profile_stages"] = gang_profile.summarize(
+                        Path(record["profile"]), record["cpu_s_at_last"]
+                    )
                 record["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
                 record.update(_figures(parse_metrics(await process.scrape()), scheduler))
             finally:

@@ -283,4 +283,28 @@ def markdown(records: Sequence[Record], meta: Mapping[str, Any]) -> str:
     for work in works.values():
         out += work_lines(work)
     out += ["Every run:", "", *details(records), ""]
+    out += profiles(records)
     return "\n".join(out)
+
+
+def profiles(records: Sequence[Record]) -> list[str]:
+    """Ours' CPU by stage, for the runs py-spy sampled (:mod:`bench.gang.profile`)."""
+    out: list[str] = []
+    for r in sorted(records, key=key):
+        found = r.get("profile_stages")
+        if not found:
+            continue
+        out += [
+            f"Ours' CPU by stage, {r['shape']}, labels per {r.get('labels', 'pod')}, "
+            f"{r['nodes']} nodes (py-spy, {found['samples']} samples, spawn to last bind, "
+            f"{r.get('cpu_s_at_last')} s of CPU):",
+            "",
+            "| stage | share | CPU s | ms per pod |",
+            "| --- | ---: | ---: | ---: |",
+        ]
+        pods = r.get("pods") or 1
+        for stage, share in found["stages"].items():
+            seconds = found["seconds"][stage]
+            out.append(f"| {stage} | {share:.1%} | {seconds:.2f} | {seconds * 1000 / pods:.3f} |")
+        out.append("")
+    return out
