@@ -2,8 +2,9 @@
 API server (issue 38, item 7).
 
     python -m bench.gang [--shapes gangs-3x1000,gangs-1000x3,plain-3000,infeasible]
-        [--nodes 5000] [--labels pod,gang] [--schedulers ours,kube] [--repeats 1]
-        [--work] [--profile] [--out bench/results/gang] [--append] [--timeout 600]
+        [--nodes 5000] [--labels pod,gang] [--schedulers ours,kube] [--work] [--profile]
+        [--max-load 2] [--tries 3] [--wait-load 180] [--out bench/results/gang] [--append]
+        [--timeout 600] [--ours-log-level info]
 
 Each shape (:mod:`bench.gang.shapes`) runs once per scheduler, back to back (ours then
 kube, or ``--schedulers``' order), each on a fresh control plane with the backlog made
@@ -11,9 +12,14 @@ before the scheduler starts (:mod:`bench.gang.backlog`). ``--labels`` chooses th
 signature labels (``pod``: kube's runner, a label per pod; ``gang``: one per gang); each
 value is a full pass over the shapes. ``--work`` also counts, in-process, the full passes
 one rejection of the infeasible gang takes (:mod:`bench.gang.work`). ``--profile`` runs
-py-spy over ours (its raw stacks beside its log; the record names the file). Records go
-to ``OUT/latest.json`` and ``OUT/latest.md`` after every run (``--append``: a rerun of a
-shape, labels, nodes and scheduler replaces its record, the others stay).
+py-spy over ours (its raw stacks beside its log; the record names the file).
+
+Load: the machine is shared. Before each pair the run waits (up to ``--wait-load`` s) for
+the 1-minute load average to fall to ``--max-load``; a pair whose runs saw a higher one,
+before or after, is run again, up to ``--tries`` pairs. Every run is kept; the report's
+lead table and targets take, per shape, the pair that saw the lowest load. Records go to
+``OUT/latest.json`` and ``OUT/latest.md`` after every run (``--append``: the runs already
+there are kept, and count among the pairs to choose from).
 
 Neighbours: :mod:`bench.gang.report` (tables and targets), docs/performance.md ("Gang
 scheduling").
@@ -25,8 +31,10 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +53,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--nodes", type=int, default=5000, help="scale the shapes to this many")
     p.add_argument("--labels", default="pod,gang", help="signature labels: pod, gang or both")
     p.add_argument("--schedulers", default=f"{OURS},{KUBE}", help="in this order, per shape")
-    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument(
+        "--max-load",
+        type=float,
+        default=2.0,
+        help="a pair (ours then kube) run while the 1-minute load average was above this is "
+        "run again, up to --tries pairs; each waits up to --wait-load s for it first",
+    )
+    p.add_argument("--tries", type=int, default=3)
+    p.add_argument("--wait-load", type=float, default=180.0)
     p.add_argument("--work", action="store_true", help="count the infeasible gang's passes")
     p.add_argument("--profile", action="store_true", help="py-spy over ours")
     p.add_argument(
@@ -114,35 +130,52 @@ async def run_all(
                 meta["work"][report.work_key(shape.labels, shape.nodes)] = found
                 fulls = [a["decisions"].get("full", 0) for a in found["attempts"]]
                 print(f"== work {shape.labels}/{shape.nodes}: full passes {fulls}", flush=True)
-    for repeat in range(args.repeats):
-        for shape in plan:
+    for shape in plan:
+        for attempt in range(1, args.tries + 1):
+            await _quiet(args.max_load, args.wait_load)
+            pair = f"{time.strftime('%Y%m%dT%H%M%S')}-{shape.name}-{shape.labels}"
+            runs = []
             for scheduler in schedulers:
-                workdir = Path(tempfile.mkdtemp(prefix=f"gang-{scheduler}-"))
-                print(
-                    f"== {shape.name} labels={shape.labels} nodes={shape.nodes} [{scheduler}]"
-                    + (f" repeat {repeat + 1}" if args.repeats > 1 else ""),
-                    flush=True,
-                )
-                record = await backlog.run(
-                    shape,
-                    scheduler,
-                    workdir=workdir,
-                    wait_s=args.timeout,
-                    profile=args.profile,
-                    ours_log_level=args.ours_log_level,
-                )
-                record["labels"] = shape.labels
-                record["repeat"] = repeat
-                log, detail = record.pop("log", None), record.pop("failure_detail", None)
-                print("   " + summary_line(record) + f"  (log: {log})", flush=True)
-                if detail:
-                    print(detail, flush=True)
-                records = [r for r in records if report.key(r) != report.key(record)]
+                record = await _one(shape, scheduler, args)
+                record.update(labels=shape.labels, pair=pair, attempt=attempt)
+                runs.append(record)
                 records.append(record)
                 report.write(records, meta, args.out)
+            worst = max(report.load(r) for r in runs)
+            if worst <= args.max_load:
+                break
+            if attempt < args.tries:
+                print(f"   load {worst:.2f} > {args.max_load}: the pair again", flush=True)
     print(report.markdown(records, meta))
     print(f"written: {args.out / 'latest.json'}, {args.out / 'latest.md'}")
     return 0
+
+
+async def _one(shape: shapes.Shape, scheduler: str, args: argparse.Namespace) -> dict[str, Any]:
+    workdir = Path(tempfile.mkdtemp(prefix=f"gang-{scheduler}-"))
+    print(f"== {shape.name} labels={shape.labels} nodes={shape.nodes} [{scheduler}]", flush=True)
+    record = await backlog.run(
+        shape,
+        scheduler,
+        workdir=workdir,
+        wait_s=args.timeout,
+        profile=args.profile,
+        ours_log_level=args.ours_log_level,
+    )
+    log, detail = record.pop("log", None), record.pop("failure_detail", None)
+    print("   " + summary_line(record) + f"  (log: {log})", flush=True)
+    if detail:
+        print(detail, flush=True)
+    return record
+
+
+async def _quiet(max_load: float, wait_s: float) -> None:
+    """Wait up to ``wait_s`` for the 1-minute load average to fall to ``max_load``."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if os.getloadavg()[0] <= max_load:
+            return
+        await asyncio.sleep(5)
 
 
 def _work(shape: shapes.Shape) -> dict[str, Any]:

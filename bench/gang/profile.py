@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("failures reported (events, conditions)", ("kube/reporter.py", "cycle/failure.py")),
+    ("reporter (events, conditions), failures", ("kube/reporter.py", "cycle/failure.py")),
     ("binding (Permit, bind calls)", ("kube/binder.py", "cycle/binding_cycle.py")),
     ("full pass: Filter", ("framework/feasible.py",)),
     ("full pass: Score", ("framework/scoring.py",)),

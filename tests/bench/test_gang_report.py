@@ -38,9 +38,7 @@ WORK = {
     ("target", "verdict"),
     [
         pytest.param("1000-pod gangs: ours / kube pods/s", "2.50 (≥ 2.00): met", id="rate-met"),
-        pytest.param(
-            "1000-pod gangs: ours / kube CPU per pod", "0.25 (≤ 0.33): met", id="cpu-met"
-        ),
+        pytest.param("1000-pod gangs: ours / kube CPU per pod", "0.25 (≤ 0.33): met", id="cpu-met"),
         pytest.param(
             "1000-pod gangs: ours / kube group algorithm seconds",
             "0.30 (≤ 0.20): MISSED",
@@ -72,6 +70,19 @@ def test_targets_read_from_the_records(target: str, verdict: str) -> None:
 def test_lead_table_shows_a_failed_run() -> None:
     """A failed run reads 'failed' in its scheduler's column, not a number."""
     rows = [line for line in report.lead_table(RECORDS) if line.startswith("| infeasible")]
-    assert rows == [
-        "| infeasible | gang | 5000 | failed | 280.0 |  |  /  |  /  |  / 0.00→0.00 |"
+    assert rows == ["| infeasible | gang | 5000 | failed | 280.0 |  |  /  |  /  |  / 0.00→0.00 |"]
+
+
+def test_the_pair_that_saw_the_lowest_load_is_shown() -> None:
+    """Two pairs of one shape: the lead table takes the quieter one, whole."""
+    loud = [
+        run("plain-3000", s, pair="a", pods_per_s=100.0, loadavg_before=[4.0], loadavg_after=[3.0])
+        for s in ("ours", "kube")
     ]
+    quiet = [
+        run("plain-3000", s, pair="b", pods_per_s=300.0, loadavg_before=[1.5], loadavg_after=[1.9])
+        for s in ("ours", "kube")
+    ]
+    chosen = report.best([*loud, *quiet])
+    assert [r["pair"] for r in chosen] == ["b", "b"]
+    assert report.load(quiet[0]) == 1.9
