@@ -36,17 +36,14 @@ def key(record: Mapping[str, Any]) -> tuple[str, str, int, str]:
 
 
 def load(record: Mapping[str, Any]) -> float:
-    """The highest 1-minute load average the run saw (before it, after it)."""
-    seen = [
-        float(record[field][0])
-        for field in ("loadavg_before", "loadavg_after")
-        if record.get(field)
-    ]
-    return max(seen) if seen else float("inf")
+    """The 1-minute load average when the run started (what else ran on the machine; the
+    run itself raises it: a scheduler, the API server and etcd on two cores)."""
+    before = record.get("loadavg_before")
+    return float(before[0]) if before else float("inf")
 
 
 def best(records: Sequence[Record]) -> list[Record]:
-    """Per shape, labels and nodes, the runs of the pair that saw the lowest load (a pair
+    """Per shape, labels and nodes, the runs of the pair that started at the lowest load (a pair
     with a failed run only when no other is complete)."""
     pairs: dict[str, list[Record]] = {}
     for record in records:
@@ -313,7 +310,7 @@ def markdown(records: Sequence[Record], meta: Mapping[str, Any]) -> str:
     for work in works.values():
         out += work_lines(work)
     out += [
-        "Every run (#: the pair's attempt; *: the pair shown above, the one that saw the lowest "
+        "Every run (#: the pair's attempt; *: the pair shown above, the one that started at the lowest "
         "load):",
         "",
         *details(records, best(records)),
