@@ -91,10 +91,7 @@ def test_gate_defaults_come_from_the_pinned_kube_features() -> None:
         ),
         pytest.param(
             "TopologyAwareScheduling/5000Nodes_750Gangs_3000Pods",
-            (
-                "--feature-gates=GenericWorkload=true,"
-                "TopologyAwareWorkloadScheduling=true",
-            ),
+            ("--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true",),
             "does not implement topology-aware placement",
             id="topology-aware-gangs-skip-ours",
         ),
