@@ -9,7 +9,7 @@ LOCK_HEADER := \
   "\# hashes, for the image (Dockerfile: pip install --require-hashes). Regenerate: make lock" \
   "\#"
 
-.PHONY: install test check demo bench bench-perf bench-ceiling fmt clean controlplane cluster lock
+.PHONY: install test check demo bench bench-perf bench-gang bench-ceiling fmt clean controlplane cluster lock
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -74,6 +74,13 @@ bench: $(STAMP)
 # the plan only). docs/performance.md.
 bench-perf: $(STAMP) controlplane
 	$(BIN)/python -m bench.scheduler_perf $(PERF_ARGS)
+
+# Gang scheduling (GenericWorkload), kube-scheduler and ours each started on a backlog of
+# PodGroups and pods at 5000 nodes: 3x1000 and 1000x3 gangs, the same pods without a group,
+# an infeasible gang beside plain pods; GANG_ARGS narrows it, e.g. GANG_ARGS="--nodes 500
+# --shapes gangs-3x1000 --labels gang". docs/performance.md, "Gang scheduling".
+bench-gang: $(STAMP) controlplane
+	$(BIN)/python -m bench.gang --work $(GANG_ARGS)
 
 # The API server's bind limit: bench/bindceiling (Go, client-go) sweeps bindings in flight
 # at 500 and 5000 nodes. The same binary is bench.e2e's ceiling client.

@@ -11,11 +11,13 @@ because ...", never nothing:
   test does, emulates v1.36 when ``NodeDeclaredFeatures`` is turned off);
 * **ours** is skipped for a feature it lacks (:data:`OURS_LACKS`, found in the workload's
   objects, :func:`features_used`), for a configuration its loader refuses (unknown plugin
-  names, say), and for a gate it cannot honour. ``OpportunisticBatching`` maps onto
-  ``--batching all|off``; a gate at kube v1.37's default needs nothing (ours follows
-  kube's defaults); any other value needs ``--feature-gates``, which ours does not have
-  yet (:func:`ours_has_feature_gates` asks its ``--help``, so the day it lands this
-  module passes the gates on by itself).
+  names, say), and for a gate that changes decisions in a way ours does not implement
+  (:data:`OURS_LACKS_GATES`). ``OpportunisticBatching`` maps onto ``--batching
+  all|off``; a gate at kube v1.37's default needs nothing (ours follows kube's defaults);
+  any other value goes to ours' ``--feature-gates`` (kube's flag: ``GenericWorkload``
+  gang-schedules PodGroups; a gate that only changes how kube-scheduler does its own work,
+  ``SchedulerAsyncAPICalls`` say, is accepted and has no effect in ours).
+  :func:`ours_has_feature_gates` asks ours' ``--help`` rather than assuming the flag.
 
 Gate defaults are read from the pinned module's ``pkg/features/kube_features.go``
 (:func:`gate_defaults`), not copied.
@@ -50,10 +52,18 @@ PODGROUPS = "podgroups"
 OURS_LACKS: Mapping[str, str] = {
     DRA: "DRA: ours refuses pods with resource claims and reads no ResourceSlices, "
     "DeviceClasses or DRA-backed extended resources (docs/architecture.md: not supported yet)",
-    PODGROUPS: "PodGroups: ours does not gang-schedule pods of a PodGroup "
-    "(spec.schedulingGroup) yet",
 }
-"""Features of the suite's objects that ours does not implement; delete a line when it does."""
+"""Features of the suite's objects that ours does not implement; delete a line when it does
+(PodGroups left it when ours learned gang scheduling: ``--feature-gates
+GenericWorkload=true``)."""
+OURS_LACKS_GATES: Mapping[str, str] = {
+    "TopologyAwareWorkloadScheduling": "TopologyAwareWorkloadScheduling=true: ours does not "
+    "implement topology-aware placement of PodGroups (schedulingConstraints)",
+    "CompositePodGroup": "CompositePodGroup=true: ours does not implement CompositePodGroups",
+    "PodGroupPreemptionPolicy": "PodGroupPreemptionPolicy=true: ours does not read a "
+    "PodGroup's preemptionPolicy",
+}
+"""Gates that, turned on, change decisions in a way ours does not implement: skipped."""
 
 RUNNER_LACKS_TOPICS: Mapping[str, str] = {
     "nodedeclaredfeatures": "its Go test registers mock node features inside the scheduler's "
@@ -152,9 +162,9 @@ def runner_skip(selected: Selected) -> str | None:
 
 
 def features_used(resolved: Sequence[ops.Op]) -> set[str]:
-    """The features of :data:`OURS_LACKS` the workload's objects use: resource claims and
-    objects of ``resource.k8s.io``; pods that name a PodGroup (PodGroups nobody's pods
-    name change nothing for a scheduler that ignores them)."""
+    """The features the workload's objects use that a scheduler may lack (the keys of
+    :data:`OURS_LACKS` among them): resource claims and objects of ``resource.k8s.io``;
+    pods that name a PodGroup."""
     found: set[str] = set()
     for op in resolved:
         if isinstance(op, ops.AllocResourceClaims | ops.CreateResourceClaims):
@@ -186,9 +196,12 @@ def kube_plan(selected: Selected) -> Plan:
 
 def ours_plan(selected: Selected, resolved: Sequence[ops.Op], config_error: str | None) -> Plan:
     """Ours' flags for the workload's gates, or why ours cannot run it."""
-    lacking = sorted(features_used(resolved))
+    lacking = sorted(features_used(resolved) & OURS_LACKS.keys())
     if lacking:
         return Plan(OURS, skip=OURS_LACKS[lacking[0]])
+    for gate, reason in OURS_LACKS_GATES.items():
+        if selected.feature_gates.get(gate):
+            return Plan(OURS, skip=reason)
     if config_error:
         return Plan(OURS, skip=f"ours refuses the scheduler configuration: {config_error}")
     gates = dict(selected.feature_gates)
@@ -199,6 +212,13 @@ def ours_plan(selected: Selected, resolved: Sequence[ops.Op], config_error: str 
     defaults = gate_defaults()
     # A gate at kube's default asks nothing of ours, which follows kube v1.37's defaults.
     different = {g: v for g, v in gates.items() if g not in defaults or defaults[g].default != v}
+    locked = sorted(g for g in different if g in defaults and defaults[g].locked)
+    if locked:
+        return Plan(
+            OURS,
+            skip=f"{locked[0]}={str(different[locked[0]]).lower()}: kube's test emulates v1.36 "
+            "for it (--emulated-version), which ours does not have",
+        )
     if different:
         if not ours_has_feature_gates():
             named = ", ".join(f"{g}={str(v).lower()}" for g, v in different.items())

@@ -113,6 +113,10 @@ class BatchState:
     last: int = -1
     pods: int = 1
     """Pods placed from this state, the full pass's pod included."""
+    pending: bool = True
+    """``columns``, ``keys`` and ``order`` not built yet: a state is sorted when the first
+    hint is asked of it (most states of pods whose signature no other pod shares never are:
+    the next pod's signature flushes them)."""
 
     @property
     def width(self) -> int:
@@ -120,6 +124,21 @@ class BatchState:
 
     def key(self, index: int) -> int:
         return self.totals[index] * len(self.nodes) + index
+
+    def sort(self) -> None:
+        """Build the normalization columns and the order of a new state: every node but
+        the one chosen last (nothing has changed its raw scores or totals since the full
+        pass). Idempotent."""
+        if not self.pending:
+            return
+        self.columns = [
+            _Column(raw) if weighted.normalizer is not None else None
+            for weighted, raw in zip(self.plugins, self.raw, strict=True)
+        ]
+        width, totals, chosen = len(self.nodes), self.totals, self.last
+        self.keys = sorted([totals[i] * width + i for i in range(width) if i != chosen])
+        self.order = [key % width for key in self.keys]
+        self.pending = False
 
 
 class OpportunisticBatch:
@@ -183,7 +202,7 @@ class OpportunisticBatch:
         self, state: CycleState, pod: Pod, signature: Signature | None, cycle: int
     ) -> str | None:
         batch = self.state
-        if batch is None or not batch.order:
+        if batch is None or (not batch.pending and not batch.order):
             if batch is not None:  # kube: an empty list is no state, not a flush
                 self._log_end(batch, "exhausted")
             self.state = None
@@ -192,6 +211,7 @@ class OpportunisticBatch:
         if reason is not None:
             self._flush(reason)
             return None
+        batch.sort()
         node = self.profile.snapshot.get(batch.nodes[batch.last].name)
         if node is None:
             self._flush(FlushReason.NODE_MISSING)
@@ -275,12 +295,9 @@ class OpportunisticBatch:
     # -- internals ---------------------------------------------------------------------
 
     def _new_state(self, signature: Signature, scores: Scores, chosen: int) -> BatchState:
-        columns: list[_Column | None] = [
-            _Column(raw) if weighted.normalizer is not None else None
-            for weighted, raw in zip(scores.plugins, scores.raw, strict=True)
-        ]
+        """The full pass's leftovers, sorted only when a hint is asked (``sort``)."""
         self._states += 1
-        batch = BatchState(
+        return BatchState(
             id=self._states,
             signature=signature,
             nodes=scores.nodes,
@@ -289,14 +306,10 @@ class OpportunisticBatch:
             totals=list(scores.totals),
             order=[],
             keys=[],
-            columns=columns,
+            columns=[],
             created=self.clock.now(),
             last=chosen,
         )
-        keys = sorted(batch.key(i) for i in range(batch.width) if i != chosen)
-        batch.keys = keys
-        batch.order = [key % batch.width for key in keys]
-        return batch
 
     def _drop_last(self, batch: BatchState) -> None:
         """The last chosen node is full for this signature: it leaves the member set."""
@@ -397,14 +410,18 @@ class OpportunisticBatch:
 
     def _log_end(self, batch: BatchState, reason: str) -> None:
         """The decision log's line for a state that ends (a flush, or a new full pass's
-        state replacing it: ``replaced``)."""
+        state replacing it: ``replaced``). Asked first: a filtered call through the lazy
+        logger still costs about 15 µs, and with signatures no two pods share every pod
+        ends a state."""
+        if not logs.debug_enabled():
+            return
         log.debug(
             "batch_ended",
             profile=self.profile.scheduler_name,
             batch=batch.id,
             reason=reason,
             pods=batch.pods,
-            nodes_left=len(batch.order),
+            nodes_left=batch.width - 1 if batch.pending else len(batch.order),
         )
 
     def _count_attempt(self, attempt: Attempt) -> None:

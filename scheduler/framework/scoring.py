@@ -137,8 +137,7 @@ def prioritize(
                 f"plugin {name!r} returned a score outside [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}]"
             )
         weight = weighted.weight
-        for index, value in enumerate(column):
-            totals[index] += value * weight
+        totals = [total + value * weight for total, value in zip(totals, column, strict=True)]
     if observe is not None:
         observe("Score", st.CODE_LABELS[st.Code.SUCCESS], time.perf_counter() - started)
     return Scores(nodes, totals, raw_columns, active)

@@ -20,9 +20,9 @@ def suite() -> list[TestCase]:
 
 
 @pytest.fixture(autouse=True)
-def _ours_without_feature_gates(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Plans as they are until ours has --feature-gates (asked of its --help otherwise)."""
-    monkeypatch.setattr(capability, "ours_has_feature_gates", lambda: False)
+def _ours_with_feature_gates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ours has --feature-gates (asked of its --help otherwise: a subprocess per test)."""
+    monkeypatch.setattr(capability, "ours_has_feature_gates", lambda: True)
 
 
 def one(suite: list[TestCase], test_id: str) -> Selected:
@@ -65,8 +65,8 @@ def test_gate_defaults_come_from_the_pinned_kube_features() -> None:
         pytest.param(
             "SchedulingBasic/5000Nodes_50000Pods_AsyncAPICallsEnabled",
             ("--feature-gates=SchedulerAsyncAPICalls=true",),
-            "needs SchedulerAsyncAPICalls=true",
-            id="non-default-gate-skips-ours-without-feature-gates",
+            ("--batching", "all", "--feature-gates=SchedulerAsyncAPICalls=true"),
+            id="non-default-gate-goes-to-ours-feature-gates",
         ),
         pytest.param(
             "SchedulingBasic/5000Nodes_50000Pods_NodeDeclaredFeaturesDisabled",
@@ -74,14 +74,26 @@ def test_gate_defaults_come_from_the_pinned_kube_features() -> None:
                 "--feature-gates=NodeDeclaredFeatures=false",
                 "--emulated-version=kube=1.36",
             ),
-            "needs NodeDeclaredFeatures=false",
-            id="locked-gate-off-emulates-1.36-as-kubes-test",
+            "NodeDeclaredFeatures=false: kube's test emulates v1.36",
+            id="locked-gate-off-emulates-1.36-as-kubes-test-ours-skips",
         ),
         pytest.param(
             "GangScheduling/5000Nodes_1000Gangs_3000Pods",
             ("--feature-gates=GenericWorkload=true",),
-            "PodGroups",
-            id="pods-in-podgroups-skip-ours",
+            ("--batching", "all", "--feature-gates=GenericWorkload=true"),
+            id="pods-in-podgroups-run-ours-with-generic-workload",
+        ),
+        pytest.param(
+            "BasicScheduling/5000Nodes_3Groups_3000Pods_1000PerGroup",
+            ("--feature-gates=GenericWorkload=true",),
+            ("--batching", "all", "--feature-gates=GenericWorkload=true"),
+            id="basic-podgroups-run-ours-with-generic-workload",
+        ),
+        pytest.param(
+            "TopologyAwareScheduling/5000Nodes_750Gangs_3000Pods",
+            ("--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true",),
+            "does not implement topology-aware placement",
+            id="topology-aware-gangs-skip-ours",
         ),
         pytest.param(
             "ExtendedResource/Explicit_25classes_5000pods_500nodes",
