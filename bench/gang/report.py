@@ -310,8 +310,8 @@ def markdown(records: Sequence[Record], meta: Mapping[str, Any]) -> str:
     for work in works.values():
         out += work_lines(work)
     out += [
-        "Every run (#: the pair's attempt; *: the pair shown above, the one that started at the lowest "
-        "load):",
+        "Every run (#: the pair's attempt; *: the pair shown above, the one that started at the "
+        "lowest load):",
         "",
         *details(records, best(records)),
         "",
