@@ -1,6 +1,6 @@
 """DRA CEL selectors against kube's CEL tests (v1.37.2), through the allocator's cel_env.
 
-The table is ``bench.cel_compare.CASES``: cases ported from kube's
+The table is ``bench.cel_cases.CASES``: cases ported from kube's
 ``dynamic-resource-allocation/cel/compile_test.go`` and the apiserver CEL library tests
 (semver, quantity); the same table ranks the CEL libraries in docs/dra.md.
 """
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.cel_compare import CASES, Case, CelExprPython, agrees, device_variable, outcome
+from bench.cel_cases import CASES, Case, device_variable
+from bench.cel_compare import CelExprPython, agrees, outcome
 from scheduler.plugins.dynamic_resources import cel_env
 
 KNOWN_DIFFERENCES = {
