@@ -179,7 +179,7 @@ async def run(
                         Path(record["profile"]), record["cpu_s_at_last"]
                     )
                 record["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
-                record.update(_figures(parse_metrics(await process.scrape()), scheduler))
+                record.update(_figures(await _final_metrics(process, binds.bound), scheduler))
             finally:
                 await watch.stop()
     except (RuntimeError, OSError, ApiError, TimeoutError) as exc:
@@ -296,6 +296,19 @@ def _pyspy(process: schedulers.SchedulerProcess, output: Path) -> subprocess.Pop
     cmd = [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(process.proc.pid)]
     cmd += ["--rate", "100", "--format", "raw", "--output", str(output)]
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+async def _final_metrics(process: schedulers.SchedulerProcess, bound: int) -> Metrics:
+    """The scheduler's /metrics once its scheduled attempts count the binds the watch saw:
+    kube-scheduler counts an attempt after its bind call returns, so a scrape at the last
+    bind can miss the last one (up to 5 s, then what it has)."""
+    deadline = time.monotonic() + 5.0
+    while True:
+        metrics = parse_metrics(await process.scrape())
+        scheduled = by_label(metrics, POD_ATTEMPTS, "result").get("scheduled", 0)
+        if scheduled >= bound or time.monotonic() > deadline:
+            return metrics
+        await asyncio.sleep(0.1)
 
 
 def _figures(metrics: Metrics, scheduler: str) -> Record:
