@@ -85,6 +85,8 @@ async def run_flushes(scheduler: Scheduler, *, interval: float = FLUSH_INTERVAL)
         for pool, count in queue.pending().items():
             metrics.pending_pods.labels(queue=pool).set(count)
         metrics.pending_pods.labels(queue=QueueName.GATED).set(queue.gated())
+        metrics.pending_pods.labels(queue=QueueName.INCOMPLETE).set(queue.incomplete())
+        metrics.pending_pods.labels(queue=QueueName.PENDING).set(queue.pending_members())
         by_plugin = queue.unschedulable_by_plugin()
         for profile, plugin in reported - by_plugin.keys():
             metrics.unschedulable_pods.labels(plugin=plugin, profile=profile).set(0)

@@ -48,6 +48,8 @@ class QueueName(StrEnum):
     BACKOFF = "backoff"
     UNSCHEDULABLE = "unschedulable"
     GATED = "gated"  # has scheduling gates; never attempted
+    INCOMPLETE = "incomplete"  # a member whose PodGroup the queue does not know yet
+    PENDING = "pending"  # a member that came while its group was in flight
 
 
 @unique

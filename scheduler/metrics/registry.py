@@ -92,7 +92,8 @@ class Metrics:
             "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number "
             "of pods in unschedulablePods that the scheduler attempted to schedule and failed; "
             "'gated' is the number of unschedulable pods that the scheduler never attempted to "
-            "schedule because they are gated.",
+            "schedule because they are gated; 'incomplete' means number of pods in "
+            "incompletePodGroupPods; 'pending' means number of pods in pendingPodGroupPods.",
             ["queue"],
             registry=r,
         )

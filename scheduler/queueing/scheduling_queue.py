@@ -112,6 +112,15 @@ class SchedulingQueue:
         """Pods kept out by scheduling gates, and members of gated groups."""
         return len(self._gated) + self.groups.gated()
 
+    def incomplete(self) -> int:
+        """Members waiting aside for their PodGroup to exist (kube's incompletePodGroupPods)."""
+        return self.groups.incomplete()
+
+    def pending_members(self) -> int:
+        """Members that arrived, or failed, while their group was in flight; they join its
+        next entity (kube's pendingPodGroupPods)."""
+        return self.groups.pending()
+
     def gate(self, uid: Uid) -> None:
         """The pod has scheduling gates: out of every pool, counted as gated until it is
         added (ungated) or deleted."""

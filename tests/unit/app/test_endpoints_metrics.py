@@ -9,9 +9,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.loop import run_flushes
+from scheduler.framework.feature_gates import parse_feature_gates
 from scheduler.metrics.registry import Metrics
 from scheduler.model.parse import pod_from_raw
-from tests.builders import make_node, make_pod
+from scheduler.model.parse_pod_groups import pod_group_from_raw
+from tests.builders import make_node, make_pod, make_pod_group
 from tests.harness import scheduler_for
 
 
@@ -119,3 +121,24 @@ def test_plugin_calls_are_timed_in_sampled_cycles_only() -> None:
     assert timed.get("PreScore", 0) >= 6
     assert untimed == {}
     assert placed == placed_untimed
+
+
+async def test_group_members_waiting_aside_are_counted_as_kube_counts_them() -> None:
+    """Members whose PodGroup does not exist yet count as queue="incomplete" (kube's
+    incompletePodGroupPods); once it exists they join the group and leave that count."""
+    gates = parse_feature_gates("GenericWorkload=true")
+    scheduler, _, _ = scheduler_for([make_node("n1")], auto_bind=False, gates=gates)
+    handlers = EventHandlers(scheduler)
+    for name in ("m1", "m2"):
+        handlers.on_pod(pod_from_raw(make_pod(name, cpu="100m", pod_group="pg1")))
+    flushes = asyncio.create_task(run_flushes(scheduler, interval=0.01))
+    await asyncio.sleep(0.05)
+    text = scheduler.metrics.render().decode()
+    assert 'scheduler_pending_pods{queue="incomplete"} 2.0' in text
+    assert 'scheduler_pending_pods{queue="pending"} 0.0' in text
+    handlers.on_object(pod_group_from_raw(make_pod_group("pg1", min_count=3)), None)
+    await asyncio.sleep(0.05)
+    flushes.cancel()
+    text = scheduler.metrics.render().decode()
+    assert 'scheduler_pending_pods{queue="incomplete"} 0.0' in text
+    assert 'scheduler_pending_pods{queue="gated"} 2.0' in text  # 2 of minCount 3: held

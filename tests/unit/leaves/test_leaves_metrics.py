@@ -397,7 +397,11 @@ def test_exponential_buckets_refuses_bad_arguments(args: tuple[float, float, int
     ("enum", "values"),
     [
         pytest.param(L.Result, {"scheduled", "unschedulable", "error"}, id="result"),
-        pytest.param(L.QueueName, {"active", "backoff", "unschedulable", "gated"}, id="queue"),
+        pytest.param(
+            L.QueueName,
+            {"active", "backoff", "unschedulable", "gated", "incomplete", "pending"},
+            id="queue",
+        ),
         pytest.param(
             L.ExtensionPoint,
             {
