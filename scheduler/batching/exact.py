@@ -208,7 +208,7 @@ class ExactBatch:
         ):
             self._drop(signature)
             return None
-        state = pod_state(live.state, live.pod, live.pod_plugins, pod)
+        state = pod_state(live.state, live.pod_plugins, pod)
         if state is None:
             self._count(ExactOutcome.POD_STATE_DIFFERS)
             return None

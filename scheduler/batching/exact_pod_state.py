@@ -36,12 +36,13 @@ def changed_nodes(feeds: Sequence[ExactNodeChanges]) -> list[str] | None:
 
 
 def pod_state(
-    shared: CycleState, shared_pod: Pod, plugins: Sequence[ExactPodStatePlugin], pod: Pod
+    shared: CycleState, plugins: Sequence[ExactPodStatePlugin], pod: Pod
 ) -> CycleState | None:
-    """The state to recheck and reserve ``pod`` with: the shared one (no such plugin, or
-    the pod that built it), or a clone with the pod's own part from each plugin; None: the
-    pod is not equivalent to the shared one (its claims changed since it was signed)."""
-    if not plugins or pod is shared_pod:
+    """The state to recheck and reserve ``pod`` with: the shared one (no such plugin), or a
+    clone with the pod's own part from each plugin — the pod that built the state too, whose
+    claims may have changed since; None: the pod is not equivalent to the shared one (its
+    claims changed since it was signed)."""
+    if not plugins:
         return shared
     state = shared.clone()
     for plugin in plugins:
