@@ -30,8 +30,10 @@ import os
 import shutil
 import time
 import traceback
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
+from bench.dra import profile as dra_profile
 from bench.gang.backlog import NODE_WORKERS, _Binds, _figures, _measure
 from bench.measure import Metrics, by_label, cpu_seconds, parse_metrics
 from bench.scheduler_perf import capability, objects, runner, schedulers
@@ -40,9 +42,6 @@ from bench.scheduler_perf.capability import OURS
 from bench.scheduler_perf.podwatch import PodWatch
 from bench.scheduler_perf.suite import Selected, load_suite, select
 from controlplane.launcher import ControlPlane, ControlPlaneError
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 Record = dict[str, Any]
 CASE = "SchedulingWithResourceClaimTemplate"
@@ -199,6 +198,10 @@ async def run(
                 binds.apiserver = lambda: cpu_seconds(apiserver_pid)
                 watch.add_handler(binds)
                 await _measure(process, binds, record, wait_s=wait_s, profile=profile)
+                if "profile" in record:
+                    record["profile_stages"] = dra_profile.summarize(
+                        Path(record["profile"]), record["cpu_s_at_last"]
+                    )
                 record["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
                 metrics = parse_metrics(await process.scrape())
                 record.update(_dra_figures(metrics, scheduler))
@@ -231,6 +234,6 @@ def _dra_figures(metrics: Metrics, scheduler: str) -> Record:
         decisions = figures.get("decisions", {})
         total = sum(decisions.values())
         batched = sum(v for path, v in decisions.items() if path != "full")
-        figures["batched_pct"] = round(100 * batched / total, 1) if total else 0.0
+        figures["batched_pct"] = round(100 * batched / total, 2) if total else 0.0
         figures["exact_outcomes"] = by_label(metrics, EXACT, "outcome")
     return figures

@@ -178,4 +178,27 @@ def markdown(records: list[Record], meta: dict[str, Any]) -> str:
             f"Ours' decisions by path: {ours.get('decisions')}; exact batch outcomes: "
             f"{ours.get('exact_outcomes')}.",
         ]
+    out += profile_lines(records)
     return "\n".join(out) + "\n"
+
+
+def profile_lines(records: list[Record]) -> list[str]:
+    """Ours' CPU by stage, for a run py-spy sampled (:mod:`bench.dra.profile`)."""
+    out: list[str] = []
+    for r in records:
+        found = r.get("profile_stages")
+        if not found:
+            continue
+        pods = r.get("pods") or 1
+        out += [
+            "",
+            f"Ours' CPU by stage (py-spy, {found['samples']} samples, spawn to last bind, "
+            f"{r.get('cpu_s_at_last')} s of CPU):",
+            "",
+            "| stage | share | CPU s | ms per pod |",
+            "| --- | ---: | ---: | ---: |",
+        ]
+        for stage, share in found["stages"].items():
+            seconds = found["seconds"][stage]
+            out.append(f"| {stage} | {share:.1%} | {seconds:.2f} | {seconds * 1000 / pods:.3f} |")
+    return out
