@@ -85,7 +85,10 @@ async def run_all(
             ours_log_level=args.ours_log_level,
         )
         detail = record.pop("failure_detail", None)
-        print("   " + summary_line(record) + f"  (log: {record.get('log')})", flush=True)
+        log = record.pop("log", None)  # machine paths stay out of the record
+        if "profile" in record:
+            record["profile"] = Path(record["profile"]).name
+        print("   " + summary_line(record) + f"  (log: {log})", flush=True)
         if detail:
             print(detail, flush=True)
         records.append(record)
