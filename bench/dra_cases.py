@@ -6,7 +6,8 @@ give them (ExactCount and All, request selectors, ``matchAttribute``), and steps
 of pods whose claims were generated from a template (the claim as the resource-claim
 controller makes it, owned by the pod and named in ``status.resourceClaimStatuses``),
 pods with a claim of their own (``resourceClaimName``: never batched), claims another
-scheduler allocates, and bound pods deleted with their claims (devices given back).
+scheduler allocates, bound pods deleted with their claims (devices given back), a node's
+slice published again, and in some cases a network-attached slice (``allNodes``).
 
 Neighbours: :mod:`bench.dra_differential` (replays a case with batching off and on),
 ``tests/unit/batching/test_dra_batching.py`` (a small sample).
@@ -48,7 +49,7 @@ class Case:
     slices: list[Raw]
     steps: list[tuple[str, Any]] = field(default_factory=list)
     """("pods", [(pod, [claims])]) | ("allocate", claim) | ("free", index of a pod placed
-    before, in placement order)."""
+    before, in placement order) | ("slice", a node's GPU slice published again)."""
 
 
 def _node(i: int, rng: random.Random) -> Raw:
@@ -82,7 +83,7 @@ def _nic(i: int, rng: random.Random) -> Raw:
     return {"name": f"nic-{i}", "attributes": {"speed": {"int": rng.choice((10, 25, 100))}}}
 
 
-def _slice(node: str, driver: str, devices: list[Raw]) -> Raw:
+def _slice(node: str, driver: str, devices: list[Raw], generation: int = 1) -> Raw:
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceSlice",
@@ -90,8 +91,23 @@ def _slice(node: str, driver: str, devices: list[Raw]) -> Raw:
         "spec": {
             "driver": driver,
             "nodeName": node,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "pool": {"name": node, "generation": generation, "resourceSliceCount": 1},
             "devices": devices,
+        },
+    }
+
+
+def _shared_slice(rng: random.Random) -> Raw:
+    """NICs reachable from every node (``allNodes``): no DRA pod is batched then."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "shared-nics"},
+        "spec": {
+            "driver": NIC,
+            "allNodes": True,
+            "pool": {"name": "shared", "generation": 1, "resourceSliceCount": 1},
+            "devices": [_nic(100 + i, rng) for i in range(rng.choice((1, 4)))],
         },
     }
 
@@ -201,7 +217,7 @@ def _own_claim_pod(name: str, specs: list[Raw], rng: random.Random) -> tuple[Raw
 
 def _foreign_allocation(i: int, slices: list[Raw], rng: random.Random) -> Raw:
     """A claim another scheduler allocated: one device of a random node's slice."""
-    s = rng.choice(slices)
+    s = rng.choice([s for s in slices if "nodeName" in s["spec"]])
     devices = s["spec"]["devices"]
     cls = "gpu" if s["spec"]["driver"] == GPU else "nic"
     raw = claim(
@@ -240,15 +256,21 @@ def case(seed: int, *, max_nodes: int = 40, max_pods: int = 60) -> Case:
             slices.append(_slice(name, GPU, [_gpu(i, rng) for i in range(gpus)]))
         if rng.random() < 0.5:
             slices.append(_slice(name, NIC, [_nic(i, rng) for i in range(rng.choice((1, 2)))]))
+    if rng.random() < 0.15:
+        slices.append(_shared_slice(rng))
     classes = [_class(name) for name in CLASS_SELECTORS]
     specs = [claim_spec(rng) for _ in range(rng.randint(1, 3))]
     result = Case(seed, rng.choice((0, 0, 30, 100)), nodes, classes, slices)
     placed = workloads = 0
     while placed < max_pods:
         roll = rng.random()
-        if roll < 0.08 and placed:
+        if roll < 0.04:
+            name = rng.choice(nodes)["metadata"]["name"]
+            devices = [_gpu(i, rng) for i in range(rng.choice((0, 2, 8)))]
+            result.steps.append(("slice", _slice(name, GPU, devices, generation=2 + placed)))
+        elif roll < 0.1 and placed:
             result.steps.append(("free", rng.randrange(placed)))
-        elif roll < 0.14 and slices:
+        elif roll < 0.14 and any("nodeName" in s["spec"] for s in slices):
             result.steps.append(("allocate", _foreign_allocation(placed, slices, rng)))
         elif roll < 0.2:
             result.steps.append(("pods", [_own_claim_pod(f"own{placed}", specs, rng)]))

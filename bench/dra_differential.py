@@ -107,6 +107,8 @@ def run(dra_case: Case, mode: BatchingMode) -> RunResult:
     for kind, arg in dra_case.steps:
         if kind == "allocate":
             handlers.on_object(resource_claim_from_raw(arg), None)
+        elif kind == "slice":
+            handlers.on_object(resource_slice_from_raw(arg), None)
         elif kind == "free":
             if placed:
                 _free(scheduler, handlers, placed.pop(arg % len(placed)), claims_of)

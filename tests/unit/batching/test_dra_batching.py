@@ -103,9 +103,20 @@ def test_the_sample_batches_allocates_and_fails_pods() -> None:
     assert sum(r.exact for r in results) > 100
     assert sum(r.unschedulable for r in results) > 10
     kinds = {kind for seed in range(12) for kind, _ in case(seed, max_nodes=30).steps}
-    assert kinds == {"pods", "allocate", "free"}
+    assert kinds == {"pods", "allocate", "free", "slice"}
     on = run(case(0, max_nodes=30, max_pods=30), BatchingMode.ALL)
     assert any(devices and all(devices) for _, node, devices, *_ in on.attempts if node)
+
+
+def test_a_network_attached_slice_keeps_dra_pods_on_full_passes() -> None:
+    """Seed 11 has NICs reachable from every node (``allNodes``): a device taken there
+    changes every node's verdict, so no DRA pod takes the exact path, and nothing differs."""
+    shared = case(11, max_nodes=30, max_pods=30)
+    assert any("allNodes" in raw["spec"] for raw in shared.slices)
+    result = compare_case(shared)
+    assert result.differences == []
+    assert result.exact == 0
+    assert result.pods > 0
 
 
 def test_the_comparison_sees_other_devices() -> None:
