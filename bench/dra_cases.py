@@ -216,7 +216,7 @@ def _own_claim_pod(name: str, specs: list[Raw], rng: random.Random) -> tuple[Raw
 
 
 def _foreign_allocation(i: int, slices: list[Raw], rng: random.Random) -> Raw:
-    """A claim another scheduler allocated: one device of a random node's slice."""
+    """A claim another scheduler allocated: one device of a random node's slice, or all."""
     s = rng.choice([s for s in slices if "nodeName" in s["spec"]])
     devices = s["spec"]["devices"]
     cls = "gpu" if s["spec"]["driver"] == GPU else "nic"
@@ -224,13 +224,17 @@ def _foreign_allocation(i: int, slices: list[Raw], rng: random.Random) -> Raw:
         f"foreign-{i}",
         {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": cls}}]}},
     )
-    device = rng.choice(devices)["name"] if devices else "none"
+    names = [d["name"] for d in devices] or ["none"]
+    # One device, or the whole slice (the node's verdict flips for the pods after it).
+    chosen = names if rng.random() < 0.5 else [rng.choice(names)]
     node = s["spec"]["nodeName"]
+    driver = s["spec"]["driver"]
     raw["status"] = {
         "allocation": {
             "devices": {
                 "results": [
-                    {"request": "r", "driver": s["spec"]["driver"], "pool": node, "device": device}
+                    {"request": "r", "driver": driver, "pool": node, "device": device}
+                    for device in chosen
                 ]
             },
             "nodeSelector": {

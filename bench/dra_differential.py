@@ -4,6 +4,8 @@ Each case (:mod:`bench.dra_cases`: random slices, DeviceClasses, CEL selectors, 
 claims and steps) is replayed through a fresh scheduler with batching off and with
 ``--batching all``, attempt by attempt: the pod, its node, the devices allocated to each of
 its claims, the unschedulable message, the profile's rng state and ``next_start`` after it.
+Each bind is confirmed (the watch's echo) only after the next pod's attempt, as in ``run``,
+where the next pod is decided while the last one's bind is in flight.
 Any difference is printed; the exit status is 1 on a difference, or when no DRA pod took
 the exact path (the batching did not engage).
 
@@ -25,6 +27,7 @@ from scheduler.app.local_binder import LocalBinder, attempt_queued
 from scheduler.batching.signature import BatchingMode
 from scheduler.clock import FakeClock
 from scheduler.cycle.eventhandlers import EventHandlers
+from scheduler.cycle.ports import BindResult
 from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
 from scheduler.framework.config import DEFAULT_SCHEDULER_NAME, default_config
 from scheduler.logs.setup import configure_logging
@@ -82,7 +85,7 @@ def _devices(scheduler: Scheduler, names: list[str]) -> Devices:
 def run(dra_case: Case, mode: BatchingMode) -> RunResult:
     """Replay ``dra_case`` through a fresh scheduler (batching ``mode``), seeded by it."""
     reporter = _Messages()
-    binder = LocalBinder()
+    binder = LocalBinder(auto=False)
     scheduler: Scheduler = build_scheduler(
         default_config(),
         clock=FakeClock(),
@@ -119,6 +122,7 @@ def run(dra_case: Case, mode: BatchingMode) -> RunResult:
                 claims_of[pod_raw["metadata"]["uid"]] = [c["metadata"]["name"] for c in claim_raws]
                 handlers.on_pod(pod_from_raw(pod_raw))
             for pod, node in attempt_queued(scheduler):
+                _confirm(binder, keep=1)
                 message = None if node is not None else reporter.last.get(pod.key)
                 if node is not None:
                     placed.append(pod.uid)
@@ -127,8 +131,18 @@ def run(dra_case: Case, mode: BatchingMode) -> RunResult:
                 attempts.append(
                     (pod.key, node, devices, message, state, profile.selector.next_start)
                 )
+            _confirm(binder, keep=0)
     counts = scheduler.counts()
     return RunResult(attempts, counts.exact, counts.batched)
+
+
+def _confirm(binder: LocalBinder, *, keep: int) -> None:
+    """The watch confirms the binds but the newest ``keep``: the next pod is decided while
+    the last one's bind is in flight (its devices taken by Reserve and PreBind, its
+    confirmation not seen yet), as in ``run``."""
+    while len(binder.pending) > keep:
+        request, done = binder.pending.pop(0)
+        binder.finish(request, done, BindResult.BOUND)
 
 
 def _free(

@@ -228,6 +228,7 @@ class DynamicResources:
             and mine is not None
             and mine.allocator is not None
             and len(mine.to_allocate) == len(mine.claims)
+            and all(_batchable(claim) for claim in mine.claims)
             and [c.spec for c in mine.claims] == [c.spec for c in ours.claims]
         )
 

@@ -15,8 +15,9 @@ from scheduler.batching.signature import BatchingMode, is_exact
 from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.model.parse import pod_from_raw
 from scheduler.model.parse_dra_claims import device_class_from_raw, resource_claim_from_raw
+from scheduler.model.parse_dra_slices import resource_slice_from_raw
 from tests.builders import make_node
-from tests.harness import scheduler_for
+from tests.harness import drain, scheduler_for
 
 SPEC: dict[str, Any] = {
     "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}
@@ -130,3 +131,106 @@ def test_the_comparison_sees_other_devices() -> None:
     other = run(reordered, BatchingMode.OFF)
     assert [a[2] for a in off.attempts] != [a[2] for a in other.attempts]
     assert compare_case(base).differences == []
+
+
+def _gpu_slice(node: str, count: int) -> dict[str, Any]:
+    return {
+        "metadata": {"name": f"{node}-gpus"},
+        "spec": {
+            "driver": "d",
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": f"g{i}"} for i in range(count)],
+        },
+    }
+
+
+def test_a_claim_allocated_after_signing_sends_its_pod_to_the_full_pass() -> None:
+    """Three pods of one template signed alike; the third's claim is then allocated by
+    someone else: the exact batch sees its claims differ (``pod_state_differs``) and the
+    full pass places it by its allocation, on the node of that device."""
+    scheduler, _, _ = scheduler_for([make_node("n0"), make_node("n1")], mode=BatchingMode.ALL)
+    handlers = EventHandlers(scheduler)
+    handlers.on_object(device_class_from_raw(GPU_CLASS), None)
+    for node in ("n0", "n1"):
+        handlers.on_object(resource_slice_from_raw(_gpu_slice(node, 2)), None)
+    claims = []
+    for k in range(3):
+        raw_pod, raw_claim = _template_pod(f"c-{k}", SPEC)
+        handlers.on_object(resource_claim_from_raw(raw_claim), None)
+        handlers.on_pod(pod_from_raw(raw_pod))
+        claims.append(raw_claim)
+    taken = dict(claims[2])
+    taken["metadata"] = {**claims[2]["metadata"], "resourceVersion": "2"}
+    taken["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [{"request": "gpu", "driver": "d", "pool": "n1", "device": "g1"}]
+            },
+            "nodeSelector": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}
+                ]
+            },
+        }
+    }
+    handlers.on_object(resource_claim_from_raw(taken), resource_claim_from_raw(claims[2]))
+    placed = drain(scheduler)
+    assert set(placed) == {"dra/c-0", "dra/c-1", "dra/c-2"}
+    assert placed["dra/c-2"] == "n1"
+    outcomes = scheduler.metrics.by_label(scheduler.metrics.exact_batch, "outcome")
+    assert outcomes.get("pod_state_differs") == 1
+    assert outcomes.get("placed") == 1  # c-1; c-0 took the first full pass
+
+
+def _steal_run(mode: BatchingMode) -> tuple[str | None, int, int, dict[str, float]]:
+    """Two pods placed, then another scheduler takes every free GPU but one, then a third
+    pod: its node, the rng state and ``next_start`` after it, the exact batch's outcomes."""
+    scheduler, _, _ = scheduler_for([make_node("n0"), make_node("n1")], mode=mode)
+    handlers = EventHandlers(scheduler)
+    handlers.on_object(device_class_from_raw(GPU_CLASS), None)
+    for node in ("n0", "n1"):
+        handlers.on_object(resource_slice_from_raw(_gpu_slice(node, 2)), None)
+    pods = [_template_pod(f"d-{k}", SPEC) for k in range(3)]
+    for raw_pod, raw_claim in pods[:2]:
+        handlers.on_object(resource_claim_from_raw(raw_claim), None)
+        handlers.on_pod(pod_from_raw(raw_pod))
+    assert all(drain(scheduler).values())
+    taken = set()
+    for _, raw_claim in pods[:2]:
+        seen = scheduler.cluster.dra.claim("dra", raw_claim["metadata"]["name"])
+        assert seen is not None
+        assert seen.allocation is not None
+        taken |= {(r.pool, r.device) for r in seen.allocation.results}
+    free = sorted({(n, f"g{i}") for n in ("n0", "n1") for i in range(2)} - taken)
+    foreign = claim("foreign", SPEC)
+    foreign["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [
+                    {"request": "gpu", "driver": "d", "pool": pool, "device": device}
+                    for pool, device in free[:-1]
+                ]
+            }
+        }
+    }
+    handlers.on_object(resource_claim_from_raw(foreign), None)
+    raw_pod, raw_claim = pods[2]
+    handlers.on_object(resource_claim_from_raw(raw_claim), None)
+    handlers.on_pod(pod_from_raw(raw_pod))
+    placed = drain(scheduler)["dra/d-2"]
+    assert placed == free[-1][0]  # the node of the last free GPU
+    selector = scheduler.profiles["batch-scheduler"].selector
+    outcomes = scheduler.metrics.by_label(scheduler.metrics.exact_batch, "outcome")
+    return placed, hash(selector.rng.getstate()), selector.next_start, outcomes
+
+
+def test_devices_taken_behind_the_batch_recompute_their_node() -> None:
+    """Another scheduler takes every free GPU but one between two batched pods: the exact
+    batch recomputes the nodes of those devices, so the third pod goes where the full pass
+    sends it, with the full pass's random draws (one feasible node: no draw) and
+    ``next_start``, on the exact path and without a failed recheck."""
+    node, rng, next_start, outcomes = _steal_run(BatchingMode.ALL)
+    assert (node, rng, next_start) == _steal_run(BatchingMode.OFF)[:3]
+    assert outcomes.get("placed") == 2
+    assert "recheck_failed" not in outcomes
