@@ -122,6 +122,7 @@ class ControlPlane(FaultControls):
         workdir: Path | None = None,
         *,
         controller_manager: bool = True,
+        controller_manager_args: Sequence[str] = (),
         kube_scheduler: bool = False,
         kube_scheduler_args: Sequence[str] = (),
         apiserver_args: Sequence[str] = (),
@@ -165,7 +166,7 @@ class ControlPlane(FaultControls):
             cp._start_etcd(peer_port, timeout)
             cp._start_apiserver(api_port, apiserver_args, timeout)
             if controller_manager:
-                cp._start_controller_manager()
+                cp._start_controller_manager(controller_manager_args)
             cp._apply_manifests()
             cp.scheduler_kubeconfig = cp._scheduler_kubeconfig()
             if controller_manager:
@@ -277,7 +278,7 @@ class ControlPlane(FaultControls):
         self.readiness["kube-apiserver"] = lambda: self._http_ok(f"{self.api_url}/readyz")
         self._wait(process, self.readiness["kube-apiserver"], "apiserver", timeout)
 
-    def _start_controller_manager(self) -> None:
+    def _start_controller_manager(self, extra: Sequence[str] = ()) -> None:
         kubeconfig = self.client_kubeconfig("controller-manager", "system:kube-controller-manager")
         self._spawn(
             "kube-controller-manager",
@@ -295,6 +296,7 @@ class ControlPlane(FaultControls):
                 "--controllers=*," + ",".join(f"-{c}" for c in DISABLED_CONTROLLERS),
                 "--v=1",
                 *gate_flags(self.feature_gates)[:1],
+                *extra,
             ],
         )
 

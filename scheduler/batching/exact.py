@@ -25,10 +25,16 @@ from operator import add
 from typing import TYPE_CHECKING
 
 from scheduler.batching.exact_contracts import DOMAIN_PLUGINS
+from scheduler.batching.exact_pod_state import changed_nodes, pod_state
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.feasible import num_feasible_nodes_to_find
-from scheduler.framework.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, ExactDomainPlugin
+from scheduler.framework.interfaces import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    ExactDomainPlugin,
+    ExactPodStatePlugin,
+)
 from scheduler.framework.results import ScheduleResult
 from scheduler.framework.scoring import pick_top
 from scheduler.metrics.labels import ExactOutcome
@@ -38,7 +44,7 @@ if TYPE_CHECKING:
 
     from scheduler.batching.signature import Signature
     from scheduler.cache.node_info import NodeInfo
-    from scheduler.framework.interfaces import FilterPlugin
+    from scheduler.framework.interfaces import ExactNodeChanges, FilterPlugin
     from scheduler.framework.profile import Profile
     from scheduler.framework.results import WeightedScore
     from scheduler.metrics.registry import Metrics
@@ -76,6 +82,7 @@ class _Live:
     """The state of one signature: live counts, per-node parts and groups."""
 
     __slots__ = (
+        "changes",
         "domain",
         "domain_filters",
         "gid",
@@ -86,6 +93,7 @@ class _Live:
         "nodes",
         "ok",
         "pod",
+        "pod_plugins",
         "pos",
         "scores",
         "signature",
@@ -104,6 +112,10 @@ class _Live:
         self.domain: list[ExactDomainPlugin] = []
         self.local_filters: list[FilterPlugin] = []
         self.domain_filters: list[FilterPlugin] = []
+        self.pod_plugins: list[ExactPodStatePlugin] = []
+        """Node-local filters with a PreFilter state of each pod's own (DynamicResources)."""
+        self.changes: list[ExactNodeChanges] = []
+        """Their feeds of nodes to recompute (devices taken or given back)."""
         self.scores: list[WeightedScore] = []
         """Active normalized score plugins, in profile order (static, then domain ones)."""
         self.static: list[WeightedScore] = []
@@ -190,6 +202,16 @@ class ExactBatch:
                 del self.lives[next(iter(self.lives))]
             self._count(ExactOutcome.BUILT)
         self.lives[signature] = live  # the most recently used now
+        moved = changed_nodes(live.changes)
+        if moved is None or not all(
+            self._refresh(live, live.pos[n]) for n in moved if n in live.pos
+        ):
+            self._drop(signature)
+            return None
+        state = pod_state(live.state, live.pod_plugins, pod)
+        if state is None:
+            self._count(ExactOutcome.POD_STATE_DIFFERS)
+            return None
         selector = profile.selector
         saved = (selector.next_start, selector.rng.getstate())
         outcome = self._choose(live, pod)
@@ -198,7 +220,6 @@ class ExactBatch:
             selector.rng.setstate(saved[1])
             self._count(outcome)
             return None
-        state = live.state
         if not profile.run_filters(state, pod, outcome.node).is_success:
             selector.next_start, _ = saved
             selector.rng.setstate(saved[1])
@@ -206,7 +227,7 @@ class ExactBatch:
             self._count(ExactOutcome.RECHECK_FAILED)
             return None
         self._count(ExactOutcome.PLACED)
-        return outcome, state.clone()
+        return outcome, state.clone() if state is live.state else state
 
     def _count(self, outcome: ExactOutcome) -> None:
         self.metrics.exact_batch.labels(profile=self.profile.scheduler_name, outcome=outcome).inc()
@@ -233,6 +254,12 @@ class ExactBatch:
                 live.domain_filters.append(plugin)
             else:
                 live.local_filters.append(plugin)
+            if isinstance(plugin, ExactPodStatePlugin):
+                changes = plugin.exact_watch(state, pod)
+                if changes is None:
+                    return None
+                live.pod_plugins.append(plugin)
+                live.changes.append(changes)
         nodes = live.nodes
         for pre_score in profile.pre_score_plugins:
             if pre_score.name in DOMAIN_PLUGINS:

@@ -41,8 +41,10 @@ NODE_LOCAL_FILTERS = frozenset(
         names.DYNAMIC_RESOURCES,
     }
 )
-"""Filters that read only the pod and the node asked about (exact pods have no claims:
-neither PVCs unbound, nor DRA resource claims, whose pods are never signed)."""
+"""Filters that read only the pod and the node asked about (exact pods have no PVCs unbound).
+DynamicResources reads the node's devices too: it signs only pods whose claims come from
+templates, and serves them (``ExactPodStatePlugin``) only while every slice is on one node,
+telling the exact batch which nodes' devices changed."""
 
 NODE_LOCAL_SCORES = frozenset(
     {
@@ -58,8 +60,7 @@ STATIC_NORMALIZED_SCORES = frozenset(
     {names.TAINT_TOLERATION, names.NODE_AFFINITY, names.DYNAMIC_RESOURCES}
 )
 """Normalized scores whose raw reads only the Node object: fixed while no node changes
-(DynamicResources scores nothing for a pod without claims, and pods with claims are never
-signed)."""
+(DynamicResources scores only prioritized lists, whose pods it does not sign)."""
 
 DOMAIN_PLUGINS = frozenset({names.POD_TOPOLOGY_SPREAD, names.INTER_POD_AFFINITY})
 

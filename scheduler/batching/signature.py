@@ -2,8 +2,10 @@
 
 A signature is canonical bytes built from the fragments every Filter/Score plugin of the
 profile returns from ``sign_pod`` for exactly the pod fields it reads. ``None`` means the pod
-cannot be batched: a plugin refused to sign, the pod has a nominated node, resource claims or
-a PersistentVolumeClaim not bound yet (:func:`claims_bound`), or it did not opt in
+cannot be batched: a plugin refused to sign (DynamicResources signs only pods whose resource
+claims come from templates, docs/dra.md), the pod has a nominated node, resource claims
+without DynamicResources in the profile, a PersistentVolumeClaim not bound yet
+(:func:`claims_bound`), or it did not opt in
 (``--batching``). The scheduler signs a pod once, when the event handlers queue it, and
 again only when the pod changes, or the Services and controllers of its namespace do
 (default topology spreading reads them). Pods the watch built from one pod template
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING
 from scheduler.batching.exact_contracts import exact_blockers
 from scheduler.framework.interfaces import ExactOnly
 from scheduler.framework.plugin_failures import plugin_raised
-from scheduler.plugins.names import VOLUME_BINDING
+from scheduler.plugins.names import DYNAMIC_RESOURCES, VOLUME_BINDING
 
 if TYPE_CHECKING:
     from scheduler.cache.volumes import Volumes
@@ -96,6 +98,7 @@ class Signer:
 
     __slots__ = (
         "_memo",
+        "allocates_devices",
         "binds_volumes",
         "disabled_by",
         "exact_disabled_by",
@@ -111,6 +114,8 @@ class Signer:
         """The plugins that keep the exact batch from this profile (empty: it serves it)."""
         self.binds_volumes = any(p.name == VOLUME_BINDING for p in profile.filter_plugins)
         """Without VolumeBinding nothing checks a pod's claims: such pods are not batched."""
+        self.allocates_devices = any(p.name == DYNAMIC_RESOURCES for p in profile.filter_plugins)
+        """Only DynamicResources signs pods with resource claims (docs/dra.md)."""
         self._memo: dict[int, tuple[int, SignResult]] = {}
         """template id → (the Services' and controllers' generation, the result)."""
 
@@ -130,9 +135,9 @@ class Signer:
         A pod of a template signed before gets that template's result while the Services
         and controllers are as they were then (``Workloads.generation``: default spreading
         reads them); a nominated pod and a pod with claims are signed on their own (the
-        nomination and the claims' binding are not the template's)."""
+        nomination, the claims' binding and the resource claims are not the template's)."""
         template = pod.template_id
-        if not template or pod.nominated_node_name or pod.claim_names:
+        if not template or pod.nominated_node_name or pod.claim_names or pod.resource_claims:
             return self._sign(pod)
         generation = self.profile.snapshot.workloads.generation
         memo = self._memo.get(template)
@@ -151,7 +156,7 @@ class Signer:
             return SignResult(None, OPTED_OUT)
         if pod.nominated_node_name:
             return SignResult(None, "NominatedNode")
-        if pod.has_resource_claims:
+        if pod.has_resource_claims and not self.allocates_devices:
             return SignResult(None, "ResourceClaims")
         if pod.claim_names and (
             not self.binds_volumes or not claims_bound(self.profile.snapshot.volumes, pod)

@@ -48,7 +48,7 @@ Contracts:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -382,6 +382,34 @@ class ExactDomainPlugin(Plugin, Protocol):
     def exact_pre_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], sizes: Sequence[int]
     ) -> Status: ...
+
+
+class ExactNodeChanges(Protocol):
+    """What an ``ExactPodStatePlugin`` tells the exact batch between two of its cycles."""
+
+    def catch_up(self) -> Iterable[str] | None:
+        """The names of the nodes whose verdicts may have changed since the last call
+        (the shared state is brought up to date for them first); None: any node's may
+        have, the state must be rebuilt."""
+        ...
+
+
+@runtime_checkable
+class ExactPodStatePlugin(Plugin, Protocol):
+    """A node-local Filter plugin whose PreFilter state is each pod's own and whose
+    verdicts also move with objects other than the pods on the node (DynamicResources:
+    the pod's claims; the devices that allocations take).
+
+    ``exact_watch`` begins serving a signature from the state PreFilter wrote for one of its
+    pods: None when it cannot (its verdicts are not node-local for this pod), else the feed
+    of nodes whose verdicts changed since. ``exact_pod_state`` writes ``pod``'s own PreFilter
+    state into ``state`` (a clone of ``shared``) and says whether the pod gets the shared
+    pod's verdict on every node; False: the pod takes a full pass.
+    """
+
+    def exact_watch(self, state: CycleState, pod: Pod) -> ExactNodeChanges | None: ...
+
+    def exact_pod_state(self, shared: CycleState, state: CycleState, pod: Pod) -> bool: ...
 
 
 @runtime_checkable

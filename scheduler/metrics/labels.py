@@ -159,6 +159,7 @@ class ExactOutcome(StrEnum):
     DROPPED = "dropped"  # a change the state cannot follow (a node, a namespace, a new key)
     RECHECK_FAILED = "recheck_failed"  # the chosen node failed a Filter: a bug, counted
     SCORE_RANGE = "score_range"  # a score outside 0..100: the full pass reports the error
+    POD_STATE_DIFFERS = "pod_state_differs"  # the pod's own claims are not the signature's
 
 
 @unique

@@ -45,7 +45,7 @@ from scheduler.plugins.dynamic_resources.requests import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from fractions import Fraction
 
     from scheduler.model.dra_claims import (
@@ -366,6 +366,12 @@ class PodAllocator:
                         f"{message}"
                     ) from None
         return True
+
+    def forget_counters(self, pools: Iterable[PoolID]) -> None:
+        """Devices of ``pools`` were taken or given back: their counters are computed again
+        (an allocator the exact batch keeps for many pods; kube's lives for one)."""
+        for pool_id in pools:
+            self._counters.pop(pool_id, None)
 
     def _available_counters(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
         """A pool's counters less what allocated devices consume (kept per pool, as kube)."""

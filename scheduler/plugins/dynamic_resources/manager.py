@@ -10,7 +10,9 @@ the allocations in flight, and lists every ResourceSlice. Here those are kept, n
 * the ``SliceIndex`` is rebuilt only when a slice changed (``slices_generation``), and the
   pools it gathers per node stay valid until then;
 * the compiled selectors (``SelectorCache``) and the devices' CEL variables
-  (``DeviceVariables``, with each selector's verdict on each device) outlive pods.
+  (``DeviceVariables``, with each selector's verdict on each device) outlive pods;
+* the exact batch's trackers (``exact_changes.DeviceChanges``) hear of every allocation
+  change, to recompute only the nodes whose devices changed.
 
 Everything is synchronous; the cycle never awaits while a pod's allocator is in use, so the
 live ``allocated`` state is exactly what kube's per-pod copy would hold.
@@ -21,11 +23,13 @@ Neighbours: ``allocation`` (``PodAllocator``), ``cache.dra_objects`` (the object
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 from scheduler.plugins.dynamic_resources.allocated_state import AllocatedState
 from scheduler.plugins.dynamic_resources.allocation import PodAllocator
 from scheduler.plugins.dynamic_resources.cel_env import DeviceVariables, SelectorCache
+from scheduler.plugins.dynamic_resources.exact_changes import DeviceChanges
 from scheduler.plugins.dynamic_resources.pools import SliceIndex
 
 if TYPE_CHECKING:
@@ -51,6 +55,8 @@ class DraManager:
         self.devices = DeviceVariables()
         self._index: SliceIndex | None = None
         self._index_generation = -1
+        self._watchers: weakref.WeakSet[DeviceChanges] = weakref.WeakSet()
+        """The exact batch's trackers (one per live signature; gone with its state)."""
 
     def allocation_changed(
         self, old: AllocationResult | None, new: AllocationResult | None
@@ -60,6 +66,18 @@ class DraManager:
             self.allocated.remove(old)
         if new is not None:
             self.allocated.add(new)
+        for watcher in self._watchers:
+            watcher.allocation_changed(old, new)
+
+    def watch_devices(self, allocator: PodAllocator) -> DeviceChanges | None:
+        """A tracker of the nodes whose devices change from now on, for the exact batch
+        that keeps ``allocator``; None when the slices are not all node-local."""
+        pool_nodes = self.slice_index.pool_nodes()
+        if pool_nodes is None:
+            return None
+        changes = DeviceChanges(self.objects, pool_nodes, allocator)
+        self._watchers.add(changes)
+        return changes
 
     @property
     def slice_index(self) -> SliceIndex:

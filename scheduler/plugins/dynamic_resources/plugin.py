@@ -22,8 +22,10 @@ Port of kube-scheduler v1.37.2's plugins/dynamicresources with its default featu
   assumed and removes the pod from ``reservedFor`` where it was written.
 - **PreBind** hands the claims not yet reserved for the pod to the claim writer the Handle
   lends (``claim_binding``): finalizer, ``status.allocation``, ``status.reservedFor``.
-- **Sign**: a pod with claims is not signable (kube: "pods with dra resource claims are not
-  signable"): it never batches.
+- **Sign** (beyond kube, which refuses every pod with claims): a pod whose claims all come
+  from templates and are not allocated is signed by their specs for the exact batch, which
+  recomputes only the nodes whose devices changed (``exact_watch``, ``exact_changes``) and
+  gives each pod its own claims (``exact_pod_state``); docs/dra.md, "Batching DRA pods".
 
 Neighbours: ``manager`` (the allocator's inputs, kept current), ``allocation`` (the
 allocator), ``claim_binding`` (the port), ``cache.dra_objects`` (the objects).
@@ -39,7 +41,7 @@ from scheduler.framework import status as st
 from scheduler.framework.config_values import ConfigError, as_duration
 from scheduler.framework.cycle_state import StateKey
 from scheduler.framework.events import ClusterEvent
-from scheduler.framework.interfaces import MAX_NODE_SCORE, PostFilterResult
+from scheduler.framework.interfaces import MAX_NODE_SCORE, ExactOnly, PostFilterResult
 from scheduler.model.errors import ModelError
 from scheduler.model.parse_selectors import node_selector_from_raw
 from scheduler.plugins import names, plugin_args, score_math
@@ -65,7 +67,7 @@ if TYPE_CHECKING:
     from scheduler.cache.snapshot import Snapshot
     from scheduler.framework.cycle_state import CycleState
     from scheduler.framework.diagnosis import FitError
-    from scheduler.framework.interfaces import Handle, PluginArgs
+    from scheduler.framework.interfaces import ExactNodeChanges, Handle, PluginArgs
     from scheduler.model.dra_claims import AllocationResult, ResourceClaim
     from scheduler.model.labels import NodeSelector
     from scheduler.model.pod import Pod
@@ -116,6 +118,16 @@ _EVENTS: Final = (
 (a deallocation for every pod; the rest per pod: ``cycle.claim_events``), TargetPod/
 UpdatePodGeneratedResourceClaim (the pod's own update requeues it), DeviceClass/Add|Update,
 ResourceSlice/Add|Update."""
+
+
+def _batchable(claim: ResourceClaim) -> bool:
+    """A claim the exact batch may allocate for: not allocated nor reserved yet, and
+    without a prioritized list (whose score reads the devices left on each node)."""
+    return (
+        claim.allocation is None
+        and not claim.reserved_for
+        and all(request.exactly is not None for request in claim.spec.requests)
+    )
 
 
 def _timeout(args: PluginArgs, name: str, default: float, *, least: float) -> float:
@@ -169,8 +181,56 @@ class DynamicResources:
         return st.SUCCESS
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
-        # kube returns Unschedulable("pods with dra resource claims are not signable").
-        return None if pod.resource_claims else ()
+        """Beyond kube (which refuses every pod with claims, ``NOT_SIGNABLE``): a pod whose
+        claims were all generated from templates and are not allocated yet is signed by
+        their specs, for the exact batch only; any other pod with claims is refused.
+
+        Equal specs get equal allocations on every node (the allocator reads the claims'
+        specs, never their names); a prioritized list is refused, its score moving with
+        the devices left on each node. The claims are checked again per pod when it is
+        placed (``exact_pod_state``): a signature is computed once, the claims live on."""
+        if not pod.resource_claims:
+            return ()
+        if any(c.resource_claim_template_name is None for c in pod.resource_claims):
+            return None
+        try:
+            claims = pod_resource_claims(self.manager.objects, pod)
+        except ClaimUnavailable:
+            return None
+        if not claims or not all(_batchable(claim) for claim in claims):
+            return None
+        return ExactOnly((pod.namespace, tuple(repr(claim.spec) for claim in claims)))
+
+    # -- the exact batch (batching/exact.py) ---------------------------------------------------
+
+    def exact_watch(self, state: CycleState, pod: Pod) -> ExactNodeChanges | None:
+        """Serve a signature from this PreFilter state: every claim to allocate, and every
+        slice on one node, so that the verdict of a node moves only with its own devices."""
+        data = state.read(_KEY)
+        if (
+            data is None
+            or data.allocator is None
+            or len(data.to_allocate) != len(data.claims)
+            or not all(_batchable(claim) for claim in data.claims)
+        ):
+            return None
+        return self.manager.watch_devices(data.allocator)
+
+    def exact_pod_state(self, shared: CycleState, state: CycleState, pod: Pod) -> bool:
+        """The pod's own claims and allocator in ``state``; True when their specs are the
+        shared pod's and none is allocated (then every node's verdict is the same)."""
+        ours = shared.read(_KEY)
+        _, status = self.pre_filter(state, pod, self._handle.snapshot)
+        mine = state.read(_KEY)
+        return (
+            status.is_success
+            and ours is not None
+            and mine is not None
+            and mine.allocator is not None
+            and len(mine.to_allocate) == len(mine.claims)
+            and all(_batchable(claim) for claim in mine.claims)
+            and [c.spec for c in mine.claims] == [c.spec for c in ours.claims]
+        )
 
     # -- PreFilter, Filter -------------------------------------------------------------------
 

@@ -123,7 +123,15 @@ class SliceIndex:
     one per slice generation) and the per-node pools it remembers stay valid.
     """
 
-    __slots__ = ("_by_pool", "_cache", "_on_node", "_partitionable", "_shared", "compat_groups")
+    __slots__ = (
+        "_by_pool",
+        "_cache",
+        "_on_node",
+        "_partitionable",
+        "_pool_nodes",
+        "_shared",
+        "compat_groups",
+    )
 
     def __init__(
         self,
@@ -138,12 +146,29 @@ class SliceIndex:
         self._partitionable = partitionable
         self.compat_groups = compat_groups
         self._cache: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Pool, ...]] = {}
+        self._pool_nodes: dict[PoolID, str] | None = None
         for s in slices:
             if s.node.node_name:
                 self._on_node.setdefault(s.node.node_name, []).append(s)
             else:
                 self._shared.append(s)
             self._by_pool.setdefault((s.driver, s.pool.name), []).append(s)
+
+    def pool_nodes(self) -> Mapping[PoolID, str] | None:
+        """Each pool's node when every slice names one node (``nodeName``) and no pool spans
+        two nodes; None otherwise (a device taken may then change other nodes' pools: a
+        network-attached slice, or counters shared across nodes)."""
+        if self._pool_nodes is None:
+            if self._shared:
+                return None
+            found: dict[PoolID, str] = {}
+            for pool_id, slices in self._by_pool.items():
+                nodes = {s.node.node_name for s in slices}
+                if len(nodes) != 1:
+                    return None
+                found[pool_id] = str(nodes.pop())
+            self._pool_nodes = found
+        return self._pool_nodes
 
     def pools_for_node(self, node_name: str, labels: Mapping[str, str]) -> tuple[Pool, ...]:
         """kube's GatherPools for one node; remembered per node name and labels."""
