@@ -452,6 +452,7 @@ def test_exponential_buckets_refuses_bad_arguments(args: tuple[float, float, int
                 "dropped",
                 "recheck_failed",
                 "score_range",
+                "pod_state_differs",
             },
             id="exact-outcome",
         ),
