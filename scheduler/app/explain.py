@@ -18,7 +18,9 @@ signed as if it had, so the answer says whether opting in would let it batch.
 The report (``--output json``) is one object with these keys, all always present: ``pod``,
 ``profile``, ``num_nodes``, ``feasible``, ``best`` (nodes with the highest total),
 ``pre_filter`` (``code``, ``plugin``, ``reasons``, ``narrowed_by``), ``nodes`` (each:
-``node``, ``feasible``, ``point``, ``plugin``, ``code``, ``reasons``, ``total``, ``scores``
+``node``, ``feasible``, ``point``, ``plugin``, ``code``, ``reasons``, ``details`` (the
+rejecting plugin's own account where it gives one: DynamicResources names the claim and
+request a node cannot satisfy and why), ``total``, ``scores``
 of ``plugin``, ``raw``, ``normalized``, ``weight``, ``weighted``), ``nominated_pods`` (node
 → the pods nominated there that Filter counted), ``fit_error``, ``batching`` (``mode``,
 ``signable``, ``path``: exact, hint or full, ``refused_by``, ``reason``, ``if_opted_in``),
@@ -281,6 +283,7 @@ def _node(verdict: ex.NodeVerdict) -> dict[str, Any]:
         "feasible": verdict.feasible,
         "point": verdict.point or None,
         **_status(verdict.status),
+        "details": list(verdict.details),
         "total": verdict.total,
         "scores": [
             {

@@ -150,7 +150,26 @@ def _filter_table(nodes: list[Mapping[str, Any]]) -> list[str]:
         else:
             lines.append(head)
             lines += _wrap(row[3], indent=4, first=4)
-    return lines
+    return _with_details(nodes, lines)
+
+
+def _with_details(nodes: list[Mapping[str, Any]], lines: list[str]) -> list[str]:
+    """Each node's details (``explain``'s own account of a rejection) under its row."""
+    if not any(node.get("details") for node in nodes):
+        return lines
+    out = [lines[0]]
+    rows = iter(lines[1:])
+    row = next(rows, None)
+    for node in nodes:
+        assert row is not None
+        out.append(row)
+        row = next(rows, None)
+        while row is not None and row.startswith(" "):  # the wrapped rest of its reason
+            out.append(row)
+            row = next(rows, None)
+        for detail in node.get("details") or ():
+            out += _wrap(f"- {detail}", indent=6, first=4)
+    return out
 
 
 def _score_table(nodes: list[Mapping[str, Any]]) -> list[str]:

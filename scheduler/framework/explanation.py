@@ -32,6 +32,7 @@ from scheduler.framework import status as st
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import Diagnosis, FitError
 from scheduler.framework.feasible import num_feasible_nodes_to_find
+from scheduler.framework.interfaces import FilterDetailsPlugin
 from scheduler.framework.plugin_failures import plugin_raised, wrong_result
 from scheduler.framework.profile import NO_NODES
 
@@ -73,6 +74,8 @@ class NodeVerdict:
     scores: tuple[PluginScore, ...] = ()
     total: int | None = None
     """Sum of the weighted scores; None for a rejected node or when scoring failed."""
+    details: tuple[str, ...] = ()
+    """The rejecting plugin's own account of the node (``FilterDetailsPlugin``), if it has one."""
 
     @property
     def feasible(self) -> bool:
@@ -183,8 +186,21 @@ def _filter(
             feasible.append(info)
         else:
             diagnosis.node_statuses[info.name] = status
-            rejections.append(NodeVerdict(info.name, status, FILTER))
+            details = _details(profile, state, pod, info, status)
+            rejections.append(NodeVerdict(info.name, status, FILTER, details=details))
     return feasible, rejections
+
+
+def _details(
+    profile: Profile, state: CycleState, pod: Pod, info: NodeInfo, status: st.Status
+) -> tuple[str, ...]:
+    """The rejecting plugin's details of ``info``, when it gives any (read-only for it)."""
+    if not status.is_rejected:
+        return ()
+    for plugin in profile.plugins:
+        if plugin.name == status.plugin and isinstance(plugin, FilterDetailsPlugin):
+            return plugin.filter_details(state, pod, info)
+    return ()
 
 
 def _rejected_everywhere(

@@ -413,6 +413,19 @@ class ExactPodStatePlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class FilterDetailsPlugin(Plugin, Protocol):
+    """A Filter plugin that can say, for ``explain``, why it rejected a node in more words
+    than its Status (whose text is kube's and goes into FailedScheduling as it is).
+
+    Called only offline, after the plugin's Filter rejected ``node_info`` with ``state``;
+    one line per finding."""
+
+    def filter_details(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> tuple[str, ...]: ...
+
+
+@runtime_checkable
 class NodeLocalPlugin(Plugin, Protocol):
     """An out-of-tree plugin that keeps the exact batch (batching/exact_contracts.py) for its
     profile: its Filter and Score read only the pod and the node they are asked about —

@@ -337,6 +337,13 @@ class PodAllocator:
     def _selectors_match(
         self, ci: int, data: RequestData, candidate: Candidate, variable: DeviceVariable
     ) -> bool:
+        return self.selector_miss(ci, data, candidate, variable) is None
+
+    def selector_miss(
+        self, ci: int, data: RequestData, candidate: Candidate, variable: DeviceVariable
+    ) -> str | None:
+        """The first selector that rejects the device (``class gpu: selector #0``), or None
+        when the class's and the request's selectors all accept it."""
         device_class = data.device_class
         assert device_class is not None
         device_name = "/".join(candidate.device_id)
@@ -353,7 +360,7 @@ class PodAllocator:
                     )
                 try:
                     if not compiled.matches(variable):
-                        return False
+                        return f"{owner}: selector #{i}"
                 except cel_env.CelRuntimeError as exc:
                     message = str(exc)
                     if "no such key:" in message:
@@ -365,7 +372,26 @@ class PodAllocator:
                         f"{owner}: selector #{i} on device {device_name}: CEL runtime error: "
                         f"{message}"
                     ) from None
-        return True
+        return None
+
+    def requests_on(
+        self, node_name: str, labels: Mapping[str, str]
+    ) -> tuple[tuple[Pool, ...], dict[RequestKey, RequestData]]:
+        """The node's pools and the claims' (sub-)requests as ``allocate`` sees them there
+        (for ``diagnosis``); raises AllocationError for broken input as ``allocate`` does."""
+        pools = self._slices.pools_for_node(node_name, labels)
+        requests: dict[RequestKey, RequestData] = {}
+        for ci, claim in enumerate(self.claims):
+            self._prepare_claim(ci, claim, pools, node_name, labels, requests)
+        return pools, requests
+
+    def device_variable(self, candidate: Candidate) -> DeviceVariable:
+        """The device's CEL variable (kept per device, with its verdicts)."""
+        return self._devices.get(candidate.device_id[0], candidate.device)
+
+    @property
+    def allocated(self) -> AllocatedState:
+        return self._allocated
 
     def forget_counters(self, pools: Iterable[PoolID]) -> None:
         """Devices of ``pools`` were taken or given back: their counters are computed again

@@ -52,6 +52,7 @@ from scheduler.plugins.dynamic_resources.claim_binding import (
     ClaimBinding,
     reserved_for_pod,
 )
+from scheduler.plugins.dynamic_resources.diagnosis import diagnose
 from scheduler.plugins.dynamic_resources.manager import DraManager
 from scheduler.plugins.dynamic_resources.pod_claims import (
     ClaimUnavailable,
@@ -309,6 +310,21 @@ class DynamicResources:
         if outcome is not None:
             data.by_node[node.name] = outcome
         return st.SUCCESS
+
+    def filter_details(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[str, ...]:
+        """For ``explain``: which claim or request the node cannot satisfy, and why."""
+        data = state.read(_KEY)
+        node = node_info.node
+        if data is None or node is None:
+            return ()
+        lines = [
+            f"claim {data.claims[index].key} is allocated on devices this node cannot use"
+            for index, selector in enumerate(data.available_on)
+            if selector is not None and not selector.matches(node.labels, node.name)
+        ]
+        if data.allocator is not None:
+            lines += diagnose(data.allocator, node.name, node.labels)
+        return tuple(lines)
 
     # -- PostFilter --------------------------------------------------------------------------
 

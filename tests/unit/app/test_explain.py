@@ -291,6 +291,7 @@ def test_json_keys_are_documented(tmp_path: Path) -> None:
         "plugin",
         "code",
         "reasons",
+        "details",
         "total",
         "scores",
     }

@@ -113,3 +113,51 @@ def test_another_version_of_a_dra_kind_is_counted_not_read(tmp_path: Path) -> No
         "ignored: 1 ResourceClaim (another version: the scheduler reads resource.k8s.io/v1 "
         "ResourceClaims)"
     ) in done.stderr
+
+
+def test_explain_says_which_request_a_node_cannot_satisfy(tmp_path: Path) -> None:
+    """explain's details on a DRA rejection: per request, the devices on the node, those the
+    selectors reject (by selector), those allocated, and how many that leaves."""
+    done = _run("explain", str(_snapshot(tmp_path)), "default/p0", "--output", "json")
+    assert done.returncode == 0, done.stderr
+    verdicts = {node["node"]: node for node in json.loads(done.stdout)["nodes"]}
+    assert verdicts["n1"]["reasons"] == ["cannot allocate all claims"]  # kube's text, kept
+    assert verdicts["n1"]["details"] == [
+        "claim default/claim-0, request gpu (class gpu): needs 1 device, 0 free (0 on the node)"
+    ]
+    assert verdicts["n2"]["details"] == []
+
+    # n3: model a (allocated to another claim) and model b; the claim asks for model a.
+    device_class = {
+        "apiVersion": RESOURCE,
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+    }
+    gpus = _slice("n3", 2)
+    for device, model in zip(gpus["spec"]["devices"], ("a", "b"), strict=True):
+        device["attributes"] = {"model": {"string": model}}
+    taken = _claim("taken")
+    taken["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [{"request": "gpu", "driver": DRIVER, "pool": "n3", "device": "gpu-0"}]
+            }
+        }
+    }
+    wants_a = _claim("wants-a")
+    wants_a["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
+        {"cel": {"expression": f'device.attributes["{DRIVER}"].model == "a"'}}
+    ]
+    path = tmp_path / "models.yaml"
+    docs = [make_node("n3"), device_class, gpus, taken, wants_a, _pod("p", "wants-a")]
+    path.write_text(yaml.safe_dump_all(docs))
+    done = _run("explain", str(path), "default/p", "--output", "json")
+    assert done.returncode == 0, done.stderr
+    (n3,) = json.loads(done.stdout)["nodes"]
+    assert n3["details"] == [
+        "claim default/wants-a, request gpu (class gpu): needs 1 device, 0 free (2 on the "
+        "node, 1 rejected by claim default/wants-a: selector #0, 1 allocated)"
+    ]
+    table = _run("explain", str(path), "default/p")
+    assert "- claim default/wants-a, request gpu (class gpu): needs 1 device" in table.stdout
