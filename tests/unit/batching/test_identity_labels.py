@@ -164,3 +164,19 @@ def test_the_differential_can_fail_without_the_resign() -> None:
     placed_off, _ = _stream(BatchingMode.OFF)
     placed_stale, _ = _stream(BatchingMode.ALL, resign=False)
     assert placed_stale != placed_off
+
+
+def test_self_anti_affine_replicas_take_the_exact_path_as_batching_off() -> None:
+    """The usual StatefulSet: one replica per host (required anti-affinity on ``app``). The
+    replicas share an exact signature now, and land as batching off lands them."""
+    raws = [_replica(i, affinity=_required_anti(["db"], key="app")) for i in range(8)]
+    placed = []
+    for mode in (BatchingMode.OFF, BatchingMode.ALL):
+        scheduler, _, _ = scheduler_for(_nodes(), mode=mode, seed=5)
+        for raw in raws:
+            scheduler.enqueue(pod_from_raw(raw))
+        placed.append((drain(scheduler), scheduler))
+    (off, _), (on, batched) = placed
+    assert on == off
+    assert len(set(on.values())) == 8
+    assert batched.counts().exact >= 6
