@@ -1,24 +1,27 @@
 """Client CPU per bind against the real API server: ``python -m bench.bind_client``.
 
     python -m bench.bind_client [--pods 3000] [--concurrency 64] [--repeats 3]
-        [--clients binder,...] [--nodes 100]
+        [--clients binder,h2@uvloop,...] [--nodes 100] [--profile FILE]
 
 A fresh etcd and kube-apiserver (``controlplane/``, no controller-manager), ``--nodes``
-nodes; per client and repeat, ``--pods`` pending pods are created first (not timed), then
-bound with ``--concurrency`` binds in flight, and this process's CPU time (the API server
-is another process) and wall time over the binds are printed: µs of client CPU per bind
-and binds/s. The clients are run in turn, round robin over the repeats, so a load change
-of the machine spreads over all of them. Clients (:data:`CLIENTS`):
+nodes; per candidate and repeat, ``--pods`` pending pods are created first (not timed), then
+bound with ``--concurrency`` binds in flight, and this process's CPU time (user + system;
+the API server is another process) and wall time over the binds are printed: µs of client
+CPU per bind and binds/s. The candidates run in turn, round robin over the repeats, so a
+change of the machine's load spreads over all of them. A candidate is ``client`` or
+``client@loop``, the loop ``asyncio`` (default) or ``uvloop``; clients (:data:`CLIENTS`):
 
 - ``binder``: :class:`scheduler.kube.binder.Binder` on :class:`scheduler.kube.client.ApiClient`
   (what the scheduler ships, workers and retry rules included);
 - ``aiohttp-plain``: ``aiohttp.ClientSession.post`` with the body as JSON, nothing else
   (what the transport alone costs);
-- ``h2``: one HTTP/2 connection (the ``h2`` package over an asyncio TLS stream), every bind
-  a stream on it, as client-go binds (needs ``pip install h2``).
+- ``h2``: one HTTP/2 connection (the ``h2`` package over an asyncio TLS transport), every bind
+  a stream on it, as client-go binds (:mod:`bench.bind_client_h2`).
 
-The figure for the design choice is the CPU per bind: binds/s are bounded by the API
-server on these 2 cores (``bench.bind_ceiling``), which the client's CPU shares.
+``--profile FILE``: py-spy over this process during each candidate's binds (raw format,
+``FILE-<candidate>-<repeat>``). The figure for a design choice is the CPU per bind: binds/s
+are bounded by the API server on these 2 cores (``bench.bind_ceiling``), which the client
+shares.
 """
 
 from __future__ import annotations
