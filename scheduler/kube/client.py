@@ -128,6 +128,9 @@ class ApiClient:
         """(Authorization, Content-Type) → the request headers: built once, not per request
         (aiohttp copies them into the request's own multidict)."""
         self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
+        self._plain_base = str(URL(self._base)) == self._base
+        """Whether yarl leaves the server URL as it is (then a plain path's URL is built
+        without the encoding pass)."""
         self.retry_log = RetryLog(server=self._base)
         """Whether the server answers, and the rate-limited lines of everything that retries
         through this client (``retry_log``)."""
@@ -165,7 +168,7 @@ class ApiClient:
 
     def _url(self, path: str) -> URL | str:
         """The request URL; a plain path (``_PLAIN_PATH``) skips yarl's encoding pass."""
-        if _PLAIN_PATH.fullmatch(path):
+        if self._plain_base and _PLAIN_PATH.fullmatch(path):
             return URL(self._base + path, encoded=True)
         return self._base + path
 
