@@ -54,6 +54,18 @@ def _host_port(nodes: int) -> list[dict[str, Any]]:
     return _pods(nodes, cpu="100m", memory="100Mi", host_port=80, labels={"app": "port"})
 
 
+def _statefulset(nodes: int) -> list[dict[str, Any]]:
+    # One-pod-per-node's pods as a StatefulSet's: its controller labels each pod with its own
+    # name and ordinal, which split kube's InterPodAffinity signature (issue 36).
+    pods = _pods(nodes, "db-", cpu="3", memory="1Gi", labels={"app": "db"})
+    for index, pod in enumerate(pods):
+        pod["metadata"]["labels"] |= {
+            "statefulset.kubernetes.io/pod-name": pod["metadata"]["name"],
+            "apps.kubernetes.io/pod-index": str(index),
+        }
+    return pods
+
+
 def _multi_per_node(nodes: int) -> list[dict[str, Any]]:
     # scheduler_perf's default pod (100m / 500Mi), four per node on average.
     return _pods(4 * nodes, cpu="100m", memory="500Mi", labels={"app": "web"})
@@ -182,6 +194,12 @@ SCENARIOS: dict[str, Scenario] = {
     for s in (
         Scenario("one-pod-per-node", "3-CPU pods on 4-CPU nodes, one per node", 1, _one_per_node),
         Scenario("host-port", "hostPort 80 (100m/100Mi), one per node", 1, _host_port),
+        Scenario(
+            "statefulset",
+            "one-pod-per-node's pods with StatefulSet pod-name and pod-index labels",
+            1,
+            _statefulset,
+        ),
         Scenario("multi-pod-per-node", "100m/500Mi pods, four per node", 4, _multi_per_node),
         Scenario("unsignable", "required anti-affinity (never conflicts)", 1, _unsignable),
         Scenario("mixed", "job / web / unsignable interleaved", 2, _mixed),

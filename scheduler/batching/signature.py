@@ -116,8 +116,9 @@ class Signer:
         """Without VolumeBinding nothing checks a pod's claims: such pods are not batched."""
         self.allocates_devices = any(p.name == DYNAMIC_RESOURCES for p in profile.filter_plugins)
         """Only DynamicResources signs pods with resource claims (docs/dra.md)."""
-        self._memo: dict[int, tuple[int, SignResult]] = {}
-        """template id → (the Services' and controllers' generation, the result)."""
+        self._memo: dict[int, tuple[tuple[int, int], SignResult]] = {}
+        """template id → (the Services' and controllers' generation and the identity
+        labels' (cache/identity_labels.py), the result)."""
 
     @property
     def enabled(self) -> bool:
@@ -134,12 +135,15 @@ class Signer:
 
         A pod of a template signed before gets that template's result while the Services
         and controllers are as they were then (``Workloads.generation``: default spreading
-        reads them); a nominated pod and a pod with claims are signed on their own (the
-        nomination, the claims' binding and the resource claims are not the template's)."""
+        reads them) and no term has come to read an identity label
+        (``IdentityLabels.generation``); a nominated pod and a pod with claims are signed on
+        their own (the nomination, the claims' binding and the resource claims are not the
+        template's)."""
         template = pod.template_id
         if not template or pod.nominated_node_name or pod.claim_names or pod.resource_claims:
             return self._sign(pod)
-        generation = self.profile.snapshot.workloads.generation
+        snapshot = self.profile.snapshot
+        generation = (snapshot.workloads.generation, snapshot.identity_labels.generation)
         memo = self._memo.get(template)
         if memo is not None and memo[0] == generation:
             return memo[1]

@@ -17,7 +17,8 @@ pod. Pods of ghost NodeInfos (node deleted, pods not yet) stay indexed; an entry
 NodeInfo, whose ``node`` is None then, and readers skip it as a node scan would.
 
 It also keeps the indexed pods' affinity terms by term (``terms``, cache.term_index), with
-every add and remove, before the uid bookkeeping above: per NodeInfo and pod.
+every add and remove, before the uid bookkeeping above: per NodeInfo and pod; and tells
+``identity_labels`` (cache.identity_labels) which identity labels those terms read.
 
 Neighbours: cache.node_info (the writer), cache.snapshot (owns one index, hands it to
 plugins), cache.term_index (terms), model.labels (selectors).
@@ -28,6 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeAlias
 
 from scheduler.cache.changes import ChangeFeed
+from scheduler.cache.identity_labels import IdentityLabels
 from scheduler.cache.term_index import TermIndex
 from scheduler.model.labels import Operator
 
@@ -61,12 +63,16 @@ class _Namespace:
 class PodIndex:
     """Every pod the NodeInfos of one snapshot account, by namespace and label."""
 
-    __slots__ = ("_namespaces", "feed", "terms")
+    __slots__ = ("_namespaces", "feed", "identity_labels", "terms")
 
-    def __init__(self, feed: ChangeFeed | None = None) -> None:
+    def __init__(
+        self, feed: ChangeFeed | None = None, *, identity_labels: IdentityLabels | None = None
+    ) -> None:
         self._namespaces: dict[str, _Namespace] = {}
         self.terms = TermIndex()
         """The indexed pods' affinity terms, by term (kept with every add and remove)."""
+        self.identity_labels = identity_labels if identity_labels is not None else IdentityLabels()
+        """Told of every indexed pod's terms (which identity labels they read)."""
         self.feed = feed if feed is not None else ChangeFeed()
         """Told of every add and remove, after the index has it (cache/changes.py)."""
 
@@ -79,6 +85,7 @@ class PodIndex:
         """Index ``pod`` as accounted by ``info`` (replacing an entry with the same uid; an
         entry of another NodeInfo is kept aside until this one is removed)."""
         self.terms.add(pod, info)
+        self.identity_labels.observe(pod)
         ns = self._namespaces.get(pod.namespace)
         if ns is None:
             ns = self._namespaces[pod.namespace] = _Namespace()

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from scheduler.cache.changes import ChangeFeed
 from scheduler.cache.disruption_budgets import DisruptionBudgets
 from scheduler.cache.dra_objects import DraObjects
+from scheduler.cache.identity_labels import IdentityLabels
 from scheduler.cache.pod_groups import PodGroups
 from scheduler.cache.pod_index import PodIndex
 from scheduler.cache.volumes import Volumes
@@ -49,6 +50,7 @@ class Snapshot:
         "changes",
         "disruption_budgets",
         "dra",
+        "identity_labels",
         "pod_groups",
         "pod_index",
         "volumes",
@@ -66,7 +68,9 @@ class Snapshot:
         """Label key → how many nodes carry the key."""
         self.changes = ChangeFeed()
         """Observers of every pod and node change (cache/changes.py)."""
-        self.pod_index = PodIndex(self.changes)
+        self.identity_labels = IdentityLabels()
+        """Which per-pod identity labels some known pod's affinity term reads (signatures)."""
+        self.pod_index = PodIndex(self.changes, identity_labels=self.identity_labels)
         """Every pod of every adopted NodeInfo, by namespace and label (ghosts included)."""
         self._namespace_labels: dict[str, Mapping[str, str]] = {}
         self.workloads = Workloads()

@@ -24,6 +24,7 @@ The intake side (``enqueue``: sign once, queue) is here too: the event handlers
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from scheduler import logs
 from scheduler.batching.batch import OpportunisticBatch
 from scheduler.batching.exact import ExactBatch
 from scheduler.batching.signature import OPTED_OUT, BatchingMode, Signer, is_exact
+from scheduler.cache.identity_labels import IDENTITY_LABEL_KEYS
 from scheduler.cycle.binding_cycle import BindingCycles
 from scheduler.cycle.counts import CycleCounts
 from scheduler.cycle.decision import Decision, Reserved, log_decision
@@ -49,6 +51,8 @@ from scheduler.metrics.labels import DecisionPath, DivergenceKind, Result
 from scheduler.plugins import names
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from scheduler.cache.cluster_state import ClusterState
     from scheduler.clock import Clock
     from scheduler.cycle.ports import BindDispatcher, GroupReporter, Preemptor, Reporter
@@ -126,6 +130,8 @@ class Scheduler:
         of the profile has a contract for it (batching/exact.py)."""
         self._cycle = 0
         """Scheduling cycles so far, all profiles together (kube's schedulingCycle)."""
+        self._identity_generation = 0
+        """``IdentityLabels.generation`` the queued pods' signatures were made under."""
         for name, profile in profiles.items():
             profile.nominator = queue.nominator
             signer = Signer(profile, self.settings.mode)
@@ -222,6 +228,7 @@ class Scheduler:
         # Its nomination (status.nominatedNodeName, or ours not yet seen back): recorded
         # before signing, so a nominated pod is never batched (KEP-5598).
         pod = self.queue.nominator.update(pod)
+        self.cluster.snapshot.identity_labels.observe(pod)  # its own terms count for it too
         signed = self.signers[pod.scheduler_name].sign(pod)
         if signed.signature is None and signed.refused_by != OPTED_OUT:
             log.debug("pod_unsignable", pod=pod.key, plugin=signed.refused_by)
@@ -243,6 +250,22 @@ class Scheduler:
                 changed += 1
         return changed
 
+    def resign_identity(self, infos: Iterable[QueuedPodInfo] = ()) -> int:
+        """A term has come to read an identity label (cache/identity_labels.py): sign the
+        queued pods that carry one again, and ``infos`` (popped, not yet decided), before
+        any is decided. Returns how many signatures changed."""
+        self._identity_generation = self.cluster.snapshot.identity_labels.generation
+        changed = 0
+        for info in itertools.chain(self.queue.queued(), infos):
+            if any(key in info.pod.labels for key in IDENTITY_LABEL_KEYS):
+                signed = self.signers[info.pod.scheduler_name].sign(info.pod)
+                if signed.signature != info.signature:
+                    self.queue.update_signature(info, info.pod, signed.signature, signed.refused_by)
+                    changed += 1
+        if changed:
+            log.debug("queued_pods_resigned", reason="identity label read", pods=changed)
+        return changed
+
     def default_spreading_unsignable(self) -> int:
         """Queued pods that only default topology spreading keeps from batching."""
         return sum(
@@ -260,6 +283,8 @@ class Scheduler:
 
     def schedule_one(self, info: QueuedPodInfo) -> Outcome:
         """Decide for one popped pod, assume it and dispatch its bind (or report why not)."""
+        if self.cluster.snapshot.identity_labels.generation != self._identity_generation:
+            self.resign_identity((info,))
         started = time.perf_counter()
         self._cycle += 1
         cycle = self._cycle
@@ -288,6 +313,8 @@ class Scheduler:
 
     def schedule_group(self, group: QueuedPodGroupInfo) -> GroupAttempt | None:
         """One cycle for a whole pod group (cycle/schedule_group.py); what it found."""
+        if self.cluster.snapshot.identity_labels.generation != self._identity_generation:
+            self.resign_identity(group.members.values())
         self._cycle += 1
         attempt = self.groups.schedule(group, self._cycle)
         self.binding.run_decided()

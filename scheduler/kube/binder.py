@@ -35,6 +35,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from scheduler import logs
 from scheduler.cycle.ports import BindDone, BindRequest, BindResult
 from scheduler.kube import client, errors, workers
@@ -169,11 +171,11 @@ class Binder:
     async def _bind(self, request: BindRequest) -> tuple[BindResult, str]:
         pod = request.pod
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
-        body = binding_body(request)
+        data = orjson.dumps(binding_body(request))  # once, not per attempt
         attempt = 0
         while True:
             try:
-                await self._api.request("POST", path, body=body, timeout=self.timeout, decode=False)
+                await self._api.request("POST", path, data=data, timeout=self.timeout, decode=False)
             except errors.Conflict as e:
                 if assigned_node(e.message) == request.node:
                     log.info("bind_already_done", pod=pod.key, node=request.node, attempt=attempt)

@@ -31,9 +31,11 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import aiohttp
+from yarl import URL
 
 from scheduler import logs
 from scheduler.kube import errors
@@ -69,6 +71,9 @@ MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 USER_AGENT = "batch-scheduler/0.1"
 _RNG = random.Random()
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9/._~-]*")
+"""A path with nothing to percent-encode (every path built from object names: DNS labels
+and subdomains): its URL is built as is, without yarl's parse and encode."""
 
 
 def backoff_delay(
@@ -119,6 +124,13 @@ class ApiClient:
         self._rng = random.Random()
         self._pool_size = pool_size
         self._session: aiohttp.ClientSession | None = None
+        self._header_sets: dict[tuple[str | None, str | None], dict[str, str]] = {}
+        """(Authorization, Content-Type) → the request headers: built once, not per request
+        (aiohttp copies them into the request's own multidict)."""
+        self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
+        self._plain_base = str(URL(self._base)) == self._base
+        """Whether yarl leaves the server URL as it is (then a plain path's URL is built
+        without the encoding pass)."""
         self.retry_log = RetryLog(server=self._base)
         """Whether the server answers, and the rate-limited lines of everything that retries
         through this client (``retry_log``)."""
@@ -132,12 +144,33 @@ class ApiClient:
         """Current credentials for kopf (re-read each call: tokens rotate)."""
         return self.access.credentials()
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Accept": JSON, "User-Agent": self.user_agent}
+    def _headers(self, content_type: str | None = None) -> dict[str, str]:
+        """The request's headers (shared between requests: never mutate them)."""
         authorization = self.access.authorization()
-        if authorization:
-            headers["Authorization"] = authorization
+        key = (authorization, content_type)
+        headers = self._header_sets.get(key)
+        if headers is None:
+            if len(self._header_sets) >= 16:  # rotated credentials: drop the old sets
+                self._header_sets.clear()
+            headers = {"Accept": JSON, "User-Agent": self.user_agent}
+            if authorization:
+                headers["Authorization"] = authorization
+            if content_type:
+                headers["Content-Type"] = content_type
+            self._header_sets[key] = headers
         return headers
+
+    def _timeout(self, seconds: float) -> aiohttp.ClientTimeout:
+        limit = self._timeouts.get(seconds)
+        if limit is None:
+            limit = self._timeouts[seconds] = aiohttp.ClientTimeout(total=seconds)
+        return limit
+
+    def _url(self, path: str) -> URL | str:
+        """The request URL; a plain path (``_PLAIN_PATH``) skips yarl's encoding pass."""
+        if self._plain_base and _PLAIN_PATH.fullmatch(path):
+            return URL(self._base + path, encoded=True)
+        return self._base + path
 
     def _get_session(self) -> aiohttp.ClientSession:
         # Created lazily so that it binds to the loop that uses it, not the one that built us.
@@ -163,9 +196,12 @@ class ApiClient:
         timeout: float | None = None,  # noqa: ASYNC109 - per-attempt HTTP timeout, not a deadline
         retries: int | None = None,
         decode: bool = True,
+        data: bytes | None = None,
     ) -> dict[str, Any]:
         """``method`` ``path`` with a JSON ``body``; the decoded JSON object on 2xx.
 
+        ``data``: the body already encoded as JSON (``body`` must then be None): a caller
+        that sends many alike encodes once, outside the retries (the binder).
         ``content_type`` defaults to JSON, and to merge-patch for PATCH. ``timeout``
         (seconds, per attempt) and ``retries`` override the client's defaults; POST is
         never retried. ``decode=False`` returns ``{}`` for a 2xx without parsing the body
@@ -180,6 +216,7 @@ class ApiClient:
             content_type=content_type,
             timeout=timeout,
             retries=retries,
+            data=data,
         )
         return _decode(raw) if decode else {}
 
@@ -193,15 +230,18 @@ class ApiClient:
         content_type: str | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - per-attempt HTTP timeout, not a deadline
         retries: int | None = None,
+        data: bytes | None = None,
     ) -> bytes:
         """As :meth:`request`, but the 2xx body comes back undecoded (the informers' LISTs
         decode it with their own structs)."""
         method = method.upper()
         budget = (self.retries if retries is None else retries) if method in IDEMPOTENT else 0
+        if data is None and body is not None:
+            data = json.dumps(body, separators=(",", ":")).encode()
         attempt = 0
         while True:
             try:
-                return await self._once(method, path, body, params, content_type, timeout)
+                return await self._once(method, path, data, params, content_type, timeout)
             except errors.TRANSIENT as e:
                 if attempt >= budget:
                     raise
@@ -222,26 +262,25 @@ class ApiClient:
         self,
         method: str,
         path: str,
-        body: object,
+        data: bytes | None,
         params: Mapping[str, str | int | bool] | None,
         content_type: str | None,
         timeout: float | None,  # noqa: ASYNC109 - per-attempt HTTP timeout
     ) -> bytes:
         if self.rate_limit is not None:
             await self.rate_limit.acquire()
-        headers = self._headers()
-        data: bytes | None = None
-        if body is not None:
-            data = json.dumps(body, separators=(",", ":")).encode()
-            headers["Content-Type"] = content_type or (MERGE_PATCH if method == "PATCH" else JSON)
-        query = {k: _query_value(v) for k, v in (params or {}).items()}
+        if data is not None:
+            headers = self._headers(content_type or (MERGE_PATCH if method == "PATCH" else JSON))
+        else:
+            headers = self._headers()
+        query = {k: _query_value(v) for k, v in params.items()} if params else None
         session = self._get_session()
-        limit = aiohttp.ClientTimeout(total=self.timeout if timeout is None else timeout)
+        limit = self._timeout(self.timeout if timeout is None else timeout)
         extra = self._server_hostname()
         try:
             async with session.request(
                 method,
-                self._base + path,
+                self._url(path),
                 data=data,
                 params=query or None,
                 headers=headers,
@@ -250,10 +289,11 @@ class ApiClient:
             ) as resp:
                 raw = await resp.read()
                 status = resp.status
-                resp_headers = dict(resp.headers)
+                # The headers are copied only for an error (Retry-After, the message).
+                resp_headers = None if 200 <= status < 300 else dict(resp.headers)
         except (TimeoutError, aiohttp.ClientError) as e:
             raise self._unanswered(e, method, path, "request timed out") from e
-        if 200 <= status < 300:
+        if resp_headers is None:
             self.retry_log.answered()
             return raw
         self._raise_for(status, raw, method, path, resp_headers)

@@ -20,7 +20,8 @@ test for every namespace the snapshot knows. In both directions the labels consu
 those of the matched pod's namespace.
 
 Sign (KEP-5598): a pod with any pod (anti-)affinity term is unsignable; otherwise its
-namespace and labels are what existing pods' terms read, and form the fragment.
+namespace and labels are what existing pods' terms read, and form the fragment (less the
+per-pod identity labels no term reads: cache/identity_labels.py).
 
 Cost (issue 19): existing pods a term of the incoming pod reads are found through the
 snapshot's pod index (by namespace and label), and existing pods' own terms through its term
@@ -315,10 +316,12 @@ class InterPodAffinity:
     # -- Sign (KEP-5598) --------------------------------------------------------------------
 
     def sign_pod(self, pod: Pod) -> Hashable | None:
-        """Namespace and labels (existing pods' terms read them); with pod (anti-)affinity
-        an exact-only fragment that adds the terms (the labels and namespace decide which
-        of them match the pod itself)."""
-        own = (pod.namespace, tuple(sorted(pod.labels.items())))
+        """Namespace and labels (existing pods' terms read them), less the per-pod identity
+        labels no known term reads (cache/identity_labels.py: kube signs them all, so its
+        StatefulSet replicas never share a signature); with pod (anti-)affinity an
+        exact-only fragment that adds the terms (the labels and namespace decide which of
+        them match the pod itself)."""
+        own = (pod.namespace, self._handle.snapshot.identity_labels.signed(pod.labels))
         if not (pod.has_pod_affinity or pod.has_pod_anti_affinity):
             return own
         form = affinity_exact.term_form

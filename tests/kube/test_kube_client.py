@@ -6,6 +6,7 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
+from yarl import URL
 
 from scheduler.kube import errors
 from scheduler.kube.client import ApiClient, backoff_delay, create_client
@@ -165,3 +166,32 @@ def test_backoff_delay() -> None:
     for attempt in range(6):
         d = backoff_delay(attempt, base=0.1, cap=1.0)
         assert 0.5 * min(1.0, 0.1 * 2**attempt) <= d <= 1.5 * min(1.0, 0.1 * 2**attempt)
+
+
+@pytest.mark.parametrize(
+    ("path", "prebuilt"),
+    [
+        pytest.param(
+            "/api/v1/namespaces/ns/pods/web-0/binding", True, id="a plain path is used as is"
+        ),
+        pytest.param("/api/v1/namespaces/ns/pods/a b", False, id="a space goes through yarl"),
+        pytest.param("/api/v1/pods?watch=1", False, id="a query goes through yarl"),
+    ],
+)
+async def test_request_urls(api: ApiClient, path: str, prebuilt: bool) -> None:
+    """A plain path's URL skips yarl's encoding and is the URL yarl would have built."""
+    url = api._url(path)
+    assert isinstance(url, URL) is prebuilt
+    if prebuilt:
+        assert url == URL(api.server + path)
+
+
+async def test_a_bind_body_is_sent_pre_encoded(api: ApiClient) -> None:
+    """``data=`` bytes are the request's JSON body: the sim reads the Binding and binds."""
+    await create_pod(api, "pre-encoded")
+    body = b'{"apiVersion":"v1","kind":"Binding","metadata":{"name":"pre-encoded"},'
+    body += b'"target":{"apiVersion":"v1","kind":"Node","name":"node-1"}}'
+    path = "/api/v1/namespaces/default/pods/pre-encoded/binding"
+    await api.request("POST", path, data=body, decode=False)
+    pod = await api.request("GET", "/api/v1/namespaces/default/pods/pre-encoded")
+    assert pod["spec"]["nodeName"] == "node-1"

@@ -1,0 +1,88 @@
+"""IdentityLabels: which per-pod identity labels some pod (anti-)affinity term reads.
+
+Why: a StatefulSet's pods carry labels of their own (``statefulset.kubernetes.io/pod-name``,
+``apps.kubernetes.io/pod-index``; an Indexed Job's ``batch.kubernetes.io/job-completion-index``).
+kube's InterPodAffinity signs every label of a pod (``SignPod``: existing pods' terms read
+them), so no two replicas share a signature and each takes a full pass. A label, however,
+is read only through a term whose label selector names its key (``matchLabels`` and
+``matchExpressions``; ``matchLabelKeys`` are merged into the selector by the API server, and
+so by our parser). While no term of a pod the scheduler knows (assigned: the cache's
+``PodIndex.add``; pending: ``Scheduler.enqueue``) names an identity key, no Filter or Score
+can tell two pods apart by it, and InterPodAffinity leaves it out of the signature
+(:meth:`IdentityLabels.signed`). The first term that names one makes it read for good
+(never forgotten: a deleted pod's term costs batching, never a decision); ``generation``
+moves, and the scheduler signs its queued pods again (``Scheduler.resign_identity``), which
+gives the replicas distinct signatures and so ends their batch state.
+
+Only these keys are left out: a label every replica shares (``app``,
+``controller-revision-hash``) splits no signature, and the other plugins sign what a
+selector makes of the pod (PodTopologySpread: the resolved selectors and whether each
+selects the pod), never the bare labels.
+
+Neighbours: cache.pod_index (observes every cached pod), plugins.inter_pod_affinity (signs
+with :meth:`IdentityLabels.signed`), batching.signature (the memo's generation),
+cycle.schedule_one (observes queued pods, re-signs).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+    from scheduler.model.affinity import PodAffinityTerm
+    from scheduler.model.pod import Pod
+
+IDENTITY_LABEL_KEYS = frozenset(
+    {
+        "statefulset.kubernetes.io/pod-name",
+        "apps.kubernetes.io/pod-index",
+        "batch.kubernetes.io/job-completion-index",
+    }
+)
+"""Labels the controllers set to a value of each pod's own."""
+
+
+class IdentityLabels:
+    """The identity label keys some known term reads; see the module docstring."""
+
+    __slots__ = ("generation", "read")
+
+    def __init__(self) -> None:
+        self.read: frozenset[str] = frozenset()
+        """Identity keys some term of a known pod names."""
+        self.generation = 0
+        """Moves whenever ``read`` grows (signatures made before are stale)."""
+
+    def observe(self, pod: Pod) -> frozenset[str]:
+        """Record the identity keys ``pod``'s terms name; returns those read only now."""
+        if not (pod.has_pod_affinity or pod.has_pod_anti_affinity):
+            return frozenset()
+        named = {
+            requirement.key
+            for term in _terms(pod)
+            if term.label_selector is not None
+            for requirement in term.label_selector.requirements
+            if requirement.key in IDENTITY_LABEL_KEYS
+        }
+        new = frozenset(named - self.read)
+        if new:
+            self.read |= new
+            self.generation += 1
+        return new
+
+    def signed(self, labels: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+        """``labels`` as InterPodAffinity signs them: sorted, without the identity labels
+        no term reads."""
+        unread = IDENTITY_LABEL_KEYS - self.read
+        return tuple(sorted(item for item in labels.items() if item[0] not in unread))
+
+
+def _terms(pod: Pod) -> Iterator[PodAffinityTerm]:
+    yield from pod.required_pod_affinity
+    yield from pod.required_pod_anti_affinity
+    for weighted in pod.preferred_pod_affinity:
+        yield weighted.term
+    for weighted in pod.preferred_pod_anti_affinity:
+        yield weighted.term
