@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 LEASE_TIMINGS = {"leaseDuration": "15s", "renewDeadline": "10s", "retryPeriod": "2s"}
 LEADER_MARKS = ("successfully acquired lease", '"leadership_acquired"')
+"""How each scheduler's log says it took the Lease (kube's klog line, ours' event), in
+lower case."""
 """How each scheduler's log says it took the Lease (kube's klog line, ours' event)."""
 
 
@@ -99,7 +101,7 @@ class Fleet:
         deadline = loop.time() + within
         while loop.time() < deadline:
             for process in self.live:
-                text = process.log.read_text(errors="replace")
+                text = process.log.read_text(errors="replace").lower()
                 if any(mark in text for mark in LEADER_MARKS):
                     return process
             await asyncio.sleep(0.2)
