@@ -30,7 +30,6 @@ LEASE_TIMINGS = {"leaseDuration": "15s", "renewDeadline": "10s", "retryPeriod": 
 LEADER_MARKS = ("successfully acquired lease", '"leadership_acquired"')
 """How each scheduler's log says it took the Lease (kube's klog line, ours' event), in
 lower case."""
-"""How each scheduler's log says it took the Lease (kube's klog line, ours' event)."""
 
 
 class Fleet:
