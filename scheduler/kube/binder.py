@@ -15,8 +15,9 @@ Outcomes (``cycle.ports.BindResult``):
 - 404 → GONE.
 - 429, 5xx, timeouts, lost connections → retried (jittered backoff, ``Retry-After``
   honoured up to a cap), then ERROR; once a request may have reached the server unanswered
-  (a timeout, a reset), retried until an answer or ``unanswered_timeout``: the pod may be
-  bound already, and only the server's answer says so. Retrying a POST is safe here
+  (a timeout, a reset), retried until an answer or ``unanswered_timeout`` (401/403
+  included: a restarted API server refuses all until its authorizer syncs): the pod may
+  be bound already, and only the server's answer says so. Retrying a POST is safe here
   because of the 409 rule above: a duplicate bind cannot move a pod, it can only be told it
   is already there. The retries (``bind_retry``) and the ERROR after them (``bind_failed``)
   go to the client's ``retry_log``: a warning at most every 30 s, the rest at debug.
@@ -201,13 +202,20 @@ class Binder:
                 return BindResult.CONFLICT, e.message
             except errors.NotFound as e:
                 return BindResult.GONE, e.message
-            except errors.TRANSIENT as e:
+            except errors.ApiError as e:
                 # Retries, here and from the queue after ERROR: rate-limited per binder, the
                 # rest at debug (``retry_log``), so an outage mid-burst is a few lines.
                 retry_log = self._api.retry_log
                 if unanswered_until is None and may_have_landed(e):
                     unanswered_until = loop.time() + self.unanswered_timeout
                 unsettled = unanswered_until is not None and loop.time() < unanswered_until
+                # Once a request may have landed, a 401/403 does not settle it: a restarted
+                # API server refuses everything until its authorizer has synced.
+                if not isinstance(e, errors.TRANSIENT) and not (
+                    unsettled and isinstance(e, errors.Unauthorized)
+                ):
+                    log.warning("bind_rejected", pod=pod.key, node=request.node, error=str(e))
+                    return BindResult.ERROR, str(e)
                 if attempt >= self.retries and not unsettled:
                     retry_log.retrying(
                         "bind_failed",
@@ -237,8 +245,5 @@ class Binder:
                     status=e.status,
                 )
                 await asyncio.sleep(delay)
-            except errors.ApiError as e:
-                log.warning("bind_rejected", pod=pod.key, node=request.node, error=str(e))
-                return BindResult.ERROR, str(e)
             else:
                 return BindResult.BOUND, ""

@@ -9,7 +9,7 @@ import pytest
 
 from scheduler.cycle.ports import BindRequest, BindResult
 from scheduler.kube.binder import Binder, BinderOptions, assigned_node
-from scheduler.kube.errors import ApiError, Conflict, TransportError
+from scheduler.kube.errors import ApiError, Conflict, TransportError, Unauthorized
 from scheduler.kube.retry_log import RetryLog
 from scheduler.model.parse_pod import pod_from_raw
 from scheduler.sim.faults import FaultConfig
@@ -266,6 +266,7 @@ class ScriptedApi:
 
 RESET = TransportError("Server disconnected", reason="ServerDisconnectedError")
 REFUSED = TransportError("Cannot connect to host", reason="ClientConnectorError")
+FORBIDDEN = Unauthorized("pods/binding is forbidden", status=403)
 LANDED = Conflict(
     'Operation cannot be fulfilled on pods/binding "u": pod u is already assigned to node "node-0"',
     status=409,
@@ -277,13 +278,17 @@ LANDED = Conflict(
     ("failures", "result", "requests"),
     [
         ([RESET, REFUSED, REFUSED, REFUSED, REFUSED, LANDED], BindResult.BOUND, 6),
+        ([RESET, REFUSED, FORBIDDEN, FORBIDDEN, FORBIDDEN, LANDED], BindResult.BOUND, 6),
         ([RESET, *[REFUSED] * 20], BindResult.ERROR, None),
         ([REFUSED] * 6, BindResult.ERROR, 4),
+        ([FORBIDDEN, LANDED], BindResult.ERROR, 1),
     ],
     ids=[
         "a reset bind is retried past the retries until the server says it landed",
+        "a restarted server's 403s do not settle a bind that may have landed",
         "a reset bind the server never answers ends as ERROR after the window",
         "refused connections sent nothing: ERROR after the retries",
+        "a 403 with nothing sent before is an ERROR at once",
     ],
 )
 async def test_a_bind_that_may_have_landed_waits_for_the_server(
