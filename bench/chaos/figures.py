@@ -13,7 +13,8 @@ requests as the API server's audit log saw them, and its error-level log lines.
   a second decision; to the same node = a retried bind that had landed), 429s and 410s
   answered to the scheduler, and its pod LISTs (first pages, and kube's streaming lists:
   watches with ``sendInitialEvents``; its initial list and every re-list) and pod watches.
-  A 410 that ends a
+  The API server writes an event when a request completes: one SIGKILLed loses those in
+  flight, so these counts are lower bounds in ``apiserver-kill``. A 410 that ends a
   watch already streaming arrives as an ERROR event inside a 200 answer, which the audit
   log does not see; the re-list that follows it, it does.
 * **Logs**: kube-scheduler's klog lines at error level (``E....``), ours' JSON lines at
