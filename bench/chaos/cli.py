@@ -4,12 +4,14 @@ kube-scheduler v1.37.2 side by side (issue 37, item 2).
     python -m bench.chaos [--scenarios apiserver-kill,...] [--schedulers ours,kube]
         [--nodes 1000] [--pods 5000] [--timeout 600] [--settle 30]
         [--out bench/results/chaos] [--append]
+    python -m bench.chaos --soak MINUTES [--nodes 1000] [--soak-rate 50] [--soak-live 3000]
 
 Each scenario (:mod:`bench.chaos.scenarios`) runs once per scheduler, each on a fresh
 control plane with the same nodes and the same burst (:mod:`bench.chaos.run`). The records
 go to ``OUT/latest.json`` and ``OUT/latest.md`` after every run (``--append`` keeps the runs
 already there). The exit code is 1 when a run broke an invariant (lost, bound twice, on a
-deleted node, overcommitted) or failed.
+deleted node, overcommitted) or failed. ``--soak`` runs the churn of :mod:`bench.chaos.soak`
+instead (ours only; ``OUT/soak.json`` and ``OUT/soak.md``).
 
 Neighbours: :mod:`bench.chaos.report`, docs/reliability.md ("Faults on the real control
 plane").
@@ -26,7 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.chaos import report
+from bench.chaos import report, soak
 from bench.chaos import run as chaos_run
 from bench.chaos.scenarios import SCENARIOS
 from bench.scheduler_perf.capability import KUBE, OURS
@@ -46,6 +48,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument(
         "--settle", type=float, default=30.0, help="stop waiting after this long with no bind"
     )
+    p.add_argument(
+        "--soak", type=float, default=0.0, metavar="MINUTES", help="churn for MINUTES instead"
+    )
+    p.add_argument("--soak-rate", type=int, default=50, help="pods created (and deleted) per s")
+    p.add_argument("--soak-live", type=int, default=3000, help="pods kept in the cluster")
     p.add_argument("--out", type=Path, default=RESULTS)
     p.add_argument("--append", action="store_true", help="keep OUT/latest.json's runs")
     return p.parse_args(argv)
@@ -62,7 +69,22 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         print("error: " + "; ".join(problems), file=sys.stderr)
         return 2
+    if args.soak > 0:
+        return asyncio.run(run_soak(args, argv))
     return asyncio.run(run_all(chosen, schedulers, args, argv))
+
+
+async def run_soak(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """The soak (:mod:`bench.chaos.soak`): ``OUT/soak.json`` and ``OUT/soak.md``."""
+    meta = _meta(argv)
+    workdir = Path(tempfile.mkdtemp(prefix="chaos-soak-"))
+    print(f"== soak {args.soak} min, {args.nodes} nodes, {args.soak_rate} pods/s", flush=True)
+    record = await soak.soak(
+        args.soak, nodes=args.nodes, rate=args.soak_rate, live=args.soak_live, workdir=workdir
+    )
+    report.write_soak(record, meta, args.out)
+    print(report.soak_markdown(record, meta))
+    return 0 if record.get("pending_at_end") == 0 else 1
 
 
 def _meta(argv: list[str] | None) -> dict[str, Any]:

@@ -91,3 +91,34 @@ def write(records: list[Record], meta: Record, out: Path) -> None:
     kept = [{k: v for k, v in r.items() if k not in ("logs", "failure_detail")} for r in records]
     (out / "latest.json").write_text(json.dumps({"meta": meta, "runs": kept}, indent=1) + "\n")
     (out / "latest.md").write_text(markdown(records, meta))
+
+
+def soak_markdown(record: Record, meta: Record) -> str:
+    lines = [
+        "# Soak: churn on the real control plane, ours",
+        "",
+        f"- commit `{meta.get('commit')}`, {meta.get('date')}",
+        f"- command: `{meta.get('command')}`",
+        f"- machine: {meta.get('machine')}",
+        f"- {record['minutes']} min, {record['nodes']} nodes, {record['rate']} pods/s created "
+        f"and deleted, {record['live']} kept; a node added or removed every 30 s",
+        f"- end: {record.get('pending_at_end')} pending after the churn stopped; "
+        f"{record.get('pods_created')} created, {record.get('pods_deleted')} deleted; "
+        f"longest wait for a bind {record.get('longest_wait_s')} s",
+        "",
+        "| minute | RSS MB | CPU s | bound | CPU ms/pod | pending | oldest pending s | load |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines.extend(
+        f"| {s['minute']} | {s['rss_mb']} | {s['cpu_s']} | {s['bound']} | "
+        f"{_cell(s['cpu_ms_per_pod'])} | {s['pending']} | {s['oldest_pending_s']} | "
+        f"{s['loadavg'][0]} |"
+        for s in record.get("samples", [])
+    )
+    return "\n".join(lines) + "\n"
+
+
+def write_soak(record: Record, meta: Record, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "soak.json").write_text(json.dumps({"meta": meta, "soak": record}, indent=1) + "\n")
+    (out / "soak.md").write_text(soak_markdown(record, meta))

@@ -151,7 +151,7 @@ async def deletions(ctx: Context) -> None:
 async def service_race(ctx: Context) -> None:
     """A Service and a ReplicaSet for every app, after many of its pods are queued."""
     ctx.notes["services_at"] = time.monotonic()
-    apps = sorted({workload.app(i) for i in range(workload.APPS)})
+    apps = sorted({workload.app(i * workload.APP_RUN) for i in range(workload.APPS)})
     await asyncio.gather(
         *(
             workload.create_retrying(

@@ -33,7 +33,9 @@ PODS = f"/api/v1/namespaces/{NAMESPACE}/pods"
 NODE_CPU, NODE_MEMORY, NODE_PODS = "4", "16Gi", "110"
 POD_CPU, POD_MEMORY = "500m", "1Gi"
 APPS = 20
-"""Apps the pods belong to (label ``app``), round-robin."""
+"""Apps the pods belong to (label ``app``): runs of :data:`APP_RUN` pods, so that ours
+batches them (equal pods, equal signature) while the faults hit."""
+APP_RUN = 50
 GANG_SIZE = 5
 RETRY_SECONDS = 0.2
 PODGROUPS = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NAMESPACE}/podgroups"
@@ -52,7 +54,7 @@ def node(index: int) -> Obj:
 
 
 def app(index: int) -> str:
-    return f"app-{index % APPS}"
+    return f"app-{index // APP_RUN % APPS}"
 
 
 def pod_name(index: int) -> str:
@@ -60,7 +62,7 @@ def pod_name(index: int) -> str:
 
 
 def pod(index: int, *, scheduler_name: str, gang: bool = False) -> Obj:
-    """Pod ``index`` of app ``index % APPS``; with ``gang``, a member of gang
+    """Pod ``index`` of :func:`app` ``(index)``; with ``gang``, a member of gang
     ``index // GANG_SIZE``."""
     made = workload.make_pods(
         1,
