@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -69,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         print("error: " + "; ".join(problems), file=sys.stderr)
         return 2
+    # SIGTERM as Ctrl-C: the run's task is cancelled and every control plane stopped.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     if args.soak > 0:
         return asyncio.run(run_soak(args, argv))
     return asyncio.run(run_all(chosen, schedulers, args, argv))
