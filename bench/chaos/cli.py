@@ -104,9 +104,13 @@ async def run_all(
     records: list[dict[str, Any]] = []
     if args.append:
         try:
-            records = json.loads((args.out / "latest.json").read_text()).get("runs", [])
+            before = json.loads((args.out / "latest.json").read_text())
         except (OSError, ValueError):
-            records = []
+            before = {}
+        records = before.get("runs", [])
+        for record in records:  # each run keeps the commit and command it ran at
+            record.setdefault("commit", before.get("meta", {}).get("commit"))
+            record.setdefault("command", before.get("meta", {}).get("command"))
     broken = 0
     for name in chosen:
         for scheduler in schedulers:
@@ -121,6 +125,7 @@ async def run_all(
                 wait_s=args.timeout,
                 settle=args.settle,
             )
+            record.update(commit=meta["commit"], command=meta["command"])
             detail, logs = record.get("failure_detail"), record.get("logs")
             bad = report.violations(record)
             broken += bool(bad)

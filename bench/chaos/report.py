@@ -65,7 +65,7 @@ def markdown(records: list[Record], meta: Record) -> str:
             f"- {r['scenario']} [{r['scheduler']}]: {r['nodes']} nodes, {r['pods']} pods, "
             f"fault at {r.get('fault_at_bound')} bound / {r.get('fault_at_created')} created, "
             f"lasting {r.get('fault_s')} s; load {r.get('loadavg_before')} → "
-            f"{r.get('loadavg_after')}; {_extra(r)}"
+            f"{r.get('loadavg_after')}; {_extra(r)}; commit {r.get('commit')}"
         )
     return "\n".join(lines) + "\n"
 
