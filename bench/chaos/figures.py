@@ -88,11 +88,11 @@ def audit_args(workdir: Path) -> list[str]:
 def audit_figures(path: Path) -> Record:
     """The schedulers' requests by outcome, from the audit log."""
     counts: Counter[str] = Counter()
-    try:
-        lines = path.read_text(errors="replace").splitlines()
-    except OSError:
+    # kube-apiserver rotates its audit log at 100 MB (``audit-<time>.log`` beside it).
+    files = sorted(path.parent.glob(f"{path.stem}*{path.suffix}"))
+    if not files:
         return {"audit": "missing"}
-    for line in lines:
+    for line in (line for f in files for line in f.read_text(errors="replace").splitlines()):
         try:
             event = json.loads(line)
         except ValueError:
