@@ -9,7 +9,7 @@ LOCK_HEADER := \
   "\# hashes, for the image (Dockerfile: pip install --require-hashes). Regenerate: make lock" \
   "\#"
 
-.PHONY: install test check demo bench bench-perf bench-gang bench-ceiling fmt clean controlplane cluster lock
+.PHONY: install test check demo bench bench-perf bench-gang bench-chaos bench-ceiling fmt clean controlplane cluster lock
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -81,6 +81,13 @@ bench-perf: $(STAMP) controlplane
 # --shapes gangs-3x1000 --labels gang". docs/performance.md, "Gang scheduling".
 bench-gang: $(STAMP) controlplane
 	$(BIN)/python -m bench.gang --work $(GANG_ARGS)
+
+# Faults on the real control plane mid-burst (1000 nodes, 5000 pods), ours and
+# kube-scheduler side by side; CHAOS_ARGS narrows it, e.g. CHAOS_ARGS="--nodes 50 --pods 300
+# --scenarios etcd-kill", or CHAOS_ARGS="--soak 60". docs/reliability.md, "Faults on the
+# real control plane".
+bench-chaos: $(STAMP) controlplane
+	$(BIN)/python -m bench.chaos $(CHAOS_ARGS)
 
 # The API server's bind limit: bench/bindceiling (Go, client-go) sweeps bindings in flight
 # at 500 and 5000 nodes. The same binary is bench.e2e's ceiling client.

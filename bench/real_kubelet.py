@@ -11,7 +11,8 @@ startTime. This kubelet watches the namespace's pods and, for each pod first see
 or 1 for Ready at once), ``concurrency`` at a time, as the node's kubelet would.
 
 Neighbours: ``bench.real`` (runs one beside every measured scheduler when asked),
-``bench.burst`` (the same watch resumption).
+``bench.burst`` (the same watch resumption), ``bench.chaos`` (through API server restarts:
+it reconnects, and re-lists after a 410).
 """
 
 from __future__ import annotations
@@ -118,26 +119,55 @@ class SimulatedKubelet:
             workers = [asyncio.create_task(self._work(s, queue)) for _ in range(self.concurrency)]
             try:
                 while True:
-                    params = {"watch": "true", "resourceVersion": rv}
-                    async with s.get(self.path, params=params) as resp:
-                        resp.raise_for_status()
-                        self.ready.set()
-                        while line := await resp.content.readline():
-                            event = json.loads(line)
-                            obj = event["object"]
-                            if event["type"] == "ERROR":
-                                raise RuntimeError(f"kubelet's pod watch failed: {obj}")
-                            rv = obj["metadata"]["resourceVersion"]
-                            name = obj["metadata"]["name"]
-                            if event["type"] == "DELETED" or name in self._seen:
-                                continue
-                            if (obj.get("spec") or {}).get("nodeName"):
-                                self._seen.add(name)
-                                queue.put_nowait(obj)
+                    try:
+                        rv = await self._watch(s, rv, queue)
+                    except (aiohttp.ClientError, OSError, TimeoutError):
+                        # The API server restarting or stalled: a kubelet keeps trying.
+                        await asyncio.sleep(0.5)
+                        continue
+                    if not rv:
+                        rv = await self._relist(s, queue)
             finally:
                 for worker in workers:
                     worker.cancel()
                 await asyncio.gather(*workers, return_exceptions=True)
+
+    async def _watch(
+        self, s: aiohttp.ClientSession, rv: str, queue: asyncio.Queue[dict[str, Any]]
+    ) -> str:
+        """One watch from ``rv``; the version to go on from ("" after a 410: re-list)."""
+        params = {"watch": "true", "resourceVersion": rv}
+        async with s.get(self.path, params=params) as resp:
+            if resp.status == 410:
+                return ""
+            resp.raise_for_status()
+            self.ready.set()
+            while line := await resp.content.readline():
+                event = json.loads(line)
+                obj = event["object"]
+                if event["type"] == "ERROR":
+                    # 410: re-list; anything else (a 500 of the API server's etcd watch,
+                    # say): watch again from where this one got to, as client-go does.
+                    return "" if obj.get("code") == 410 else rv
+                rv = obj["metadata"]["resourceVersion"]
+                if event["type"] != "DELETED":
+                    self._take(obj, queue)
+        return rv
+
+    async def _relist(self, s: aiohttp.ClientSession, queue: asyncio.Queue[dict[str, Any]]) -> str:
+        """After a 410: every pod listed, the bound ones not seen yet queued; the version."""
+        async with s.get(self.path) as resp:
+            resp.raise_for_status()
+            listed = await resp.json()
+        for obj in listed.get("items") or []:
+            self._take(obj, queue)
+        return str(listed["metadata"]["resourceVersion"])
+
+    def _take(self, obj: dict[str, Any], queue: asyncio.Queue[dict[str, Any]]) -> None:
+        name = obj["metadata"]["name"]
+        if name not in self._seen and (obj.get("spec") or {}).get("nodeName"):
+            self._seen.add(name)
+            queue.put_nowait(obj)
 
     async def _work(self, s: aiohttp.ClientSession, queue: asyncio.Queue[dict[str, Any]]) -> None:
         while True:
@@ -147,9 +177,13 @@ class SimulatedKubelet:
             for ready in steps:
                 body = json.dumps(status_patch(pod, ready=ready))
                 headers = {"Content-Type": MERGE_PATCH}
-                async with s.patch(path, data=body, headers=headers) as r:
-                    await r.read()
-                    if r.status < 300:
-                        self.sent += 1
-                    else:
-                        self.failed += 1
+                try:
+                    async with s.patch(path, data=body, headers=headers) as r:
+                        await r.read()
+                        ok = r.status < 300
+                except (aiohttp.ClientError, OSError, TimeoutError):
+                    ok = False  # the API server away: this update is lost, as a kubelet's
+                if ok:
+                    self.sent += 1
+                else:
+                    self.failed += 1

@@ -38,6 +38,8 @@ from controlplane.processes import free_port
 from scheduler.framework.config import ConfigError, load_config
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from bench.scheduler_perf.capability import Plan
     from bench.scheduler_perf.suite import Selected
     from controlplane.launcher import ControlPlane
@@ -160,21 +162,44 @@ class SchedulerProcess:
         self._out.close()
 
 
+OURS_LEASE = {"resourceNamespace": "batch-scheduler", "resourceName": "batch-scheduler"}
+"""The Lease ours' Role (manifests/04-role.yaml) lets it hold."""
+
+
 def start(
-    scheduler: str, cp: ControlPlane, selected: Selected, plan: Plan, workdir: Path
+    scheduler: str,
+    cp: ControlPlane,
+    selected: Selected,
+    plan: Plan,
+    workdir: Path,
+    *,
+    leader_election: Mapping[str, Any] | None = None,
+    replica: str = "",
 ) -> SchedulerProcess:
-    """Start ``scheduler`` (kube or ours) for ``selected`` with ``plan``'s flags."""
+    """Start ``scheduler`` (kube or ours) for ``selected`` with ``plan``'s flags.
+    ``leader_election``: the configuration's ``leaderElection`` timings, with election on
+    (ours on the Lease its Role allows); ``replica`` names a second process's files."""
     port = free_port()
+    election = None if leader_election is None else {**leader_election, "leaderElect": True}
     if scheduler == KUBE:
         kubeconfig = cp.client_kubeconfig("scheduler", "system:kube-scheduler")
-        path = workdir / "kube-scheduler.yaml"
-        path.write_text(yaml.safe_dump(kube_config(selected, kubeconfig)))
+        path = workdir / f"kube-scheduler{replica}.yaml"
+        doc = kube_config(selected, kubeconfig)
+        if election is not None:
+            doc["leaderElection"] = election
+        path.write_text(yaml.safe_dump(doc))
         cmd = [str(cp.bin / "kube-scheduler"), f"--config={path}", *cp.kube_scheduler_flags(port)]
         cmd += plan.args
-        return SchedulerProcess(KUBE, cmd, f"https://127.0.0.1:{port}", workdir / "kube.log")
-    path = workdir / "ours.yaml"
-    path.write_text(yaml.safe_dump(ours_config(selected)))
+        log = workdir / f"kube{replica}.log"
+        return SchedulerProcess(KUBE, cmd, f"https://127.0.0.1:{port}", log)
+    path = workdir / f"ours{replica}.yaml"
+    doc = ours_config(selected)
+    if election is not None:
+        doc["leaderElection"] = {**OURS_LEASE, **election}
+    path.write_text(yaml.safe_dump(doc))
     cmd = [sys.executable, "-m", "scheduler", "run", "--kubeconfig", str(cp.scheduler_kubeconfig)]
     cmd += ["--config", str(path), "--log-level", "warning", "--secure-port", "0"]
     cmd += ["--metrics-addr", f"127.0.0.1:{port}", *plan.args]
-    return SchedulerProcess(OURS, cmd, f"http://127.0.0.1:{port}", workdir / "ours.log")
+    if election is not None:
+        cmd.append("--leader-elect")
+    return SchedulerProcess(OURS, cmd, f"http://127.0.0.1:{port}", workdir / f"ours{replica}.log")

@@ -268,8 +268,9 @@ class BindingCycles:
             profile.binding.run_post_bind(request.state, pod, request.node)
             return
         self._release(request)
-        if result in (BindResult.CONFLICT, BindResult.GONE):
-            # Bound by someone else, or deleted: nothing to retry (kube drops it too).
+        if result is BindResult.GONE or (result is BindResult.CONFLICT and settled(message)):
+            # Bound by someone else, being deleted, or another pod by now: nothing to retry
+            # (kube requeues only what its informer still shows pending).
             log.info("bind_dropped", pod=pod.key, node=request.node, result=result, error=message)
             self.queue.done(pod.uid)
             return
@@ -314,6 +315,24 @@ class BindingCycles:
 
     def _profile(self, request: BindRequest) -> Profile:
         return self.profiles[request.profile]
+
+
+SETTLED_CONFLICTS = (
+    "is already assigned to node",
+    "is being deleted",
+    "Precondition failed",
+    "non-empty .spec.schedulingGates",
+)
+"""What kube-apiserver's binding says when a 409 settles the pod: bound, going away, or a
+recreated pod of the same name (kube's pod storage, ``setPodNodeAndMetadata``). Every other
+error of its storage comes as a 409 too (``assignPod``: etcd unavailable reads ``Operation
+cannot be fulfilled on pods/binding "p": rpc error: ... Unavailable``): the pod is still
+pending, and is retried (issue 37: 3 pods lost to an etcd SIGKILL before this)."""
+
+
+def settled(message: str) -> bool:
+    """A 409 of the binding that leaves nothing to retry (:data:`SETTLED_CONFLICTS`)."""
+    return any(reason in message for reason in SETTLED_CONFLICTS)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -14,10 +14,13 @@ Outcomes (``cycle.ports.BindResult``):
   otherwise CONFLICT (bound elsewhere, UID precondition failed, pod terminating).
 - 404 → GONE.
 - 429, 5xx, timeouts, lost connections → retried (jittered backoff, ``Retry-After``
-  honoured up to a cap), then ERROR. Retrying a POST is safe here because of the 409 rule
-  above: a duplicate bind cannot move a pod, it can only be told it is already there. The
-  retries (``bind_retry``) and the ERROR after them (``bind_failed``) go to the client's
-  ``retry_log``: a warning at most every 30 s, the rest at debug.
+  honoured up to a cap), then ERROR; once a request may have reached the server unanswered
+  (a timeout, a reset), retried until an answer or ``unanswered_timeout`` (401/403
+  included: a restarted API server refuses all until its authorizer syncs): the pod may
+  be bound already, and only the server's answer says so. Retrying a POST is safe here
+  because of the 409 rule above: a duplicate bind cannot move a pod, it can only be told it
+  is already there. The retries (``bind_retry``) and the ERROR after them (``bind_failed``)
+  go to the client's ``retry_log``: a warning at most every 30 s, the rest at debug.
 - anything else (400, 401/403, 422) → ERROR at once.
 
 ``done`` runs exactly once per dispatch, on the event loop, and its exceptions are logged
@@ -44,7 +47,7 @@ from scheduler.kube import client, errors, workers
 if TYPE_CHECKING:
     from scheduler.kube.client import ApiClient
 
-__all__ = ["BINDS_PER_PARALLELISM", "Binder", "assigned_node"]
+__all__ = ["BINDS_PER_PARALLELISM", "Binder", "assigned_node", "may_have_landed"]
 
 log = logs.get_logger(__name__)
 
@@ -62,6 +65,14 @@ def assigned_node(message: str) -> str | None:
     """The node named by kube's ``pod x is already assigned to node "n"`` 409, else None."""
     m = _ASSIGNED.search(message)
     return m.group(1) if m else None
+
+
+def may_have_landed(error: errors.ApiError) -> bool:
+    """The request may have reached the server, which gave no answer: a timeout, a reset or
+    a disconnect (a refused connection sent nothing)."""
+    return isinstance(error, errors.TransportError) and not error.reason.startswith(
+        "ClientConnector"
+    )
 
 
 def binding_body(request: BindRequest) -> dict[str, Any]:
@@ -102,6 +113,13 @@ class BinderOptions:
     """Longest wait between two attempts, in seconds."""
     retry_after_cap: float = 2.0
     """Longest ``Retry-After`` honoured, in seconds."""
+    unanswered_timeout: float = 30.0
+    """Seconds a bind is retried past ``retries`` once a request of it may have reached the
+    server unanswered (reset, disconnected, timed out; not a refused connection): it may be
+    bound already, and an ERROR would have the pod decided again — a second decision, and
+    its node's usage missing from the cache until the watch shows the bind. The retry ends
+    it: 409 "already assigned" to this node is BOUND (issue 37: a kube-apiserver SIGKILL
+    mid-burst)."""
 
 
 class Binder:
@@ -118,6 +136,7 @@ class Binder:
         self.backoff_base = o.backoff_base
         self.backoff_cap = o.backoff_cap
         self.retry_after_cap = o.retry_after_cap
+        self.unanswered_timeout = o.unanswered_timeout
         self._pool: workers.WorkerPool[_Job] = workers.WorkerPool(
             "bind", self._work, limit=o.concurrency, describe=_describe
         )
@@ -173,6 +192,8 @@ class Binder:
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
         data = orjson.dumps(binding_body(request))  # once, not per attempt
         attempt = 0
+        loop = asyncio.get_running_loop()
+        unanswered_until: float | None = None
         while True:
             try:
                 await self._api.request("POST", path, data=data, timeout=self.timeout, decode=False)
@@ -183,11 +204,21 @@ class Binder:
                 return BindResult.CONFLICT, e.message
             except errors.NotFound as e:
                 return BindResult.GONE, e.message
-            except errors.TRANSIENT as e:
+            except errors.ApiError as e:
                 # Retries, here and from the queue after ERROR: rate-limited per binder, the
                 # rest at debug (``retry_log``), so an outage mid-burst is a few lines.
                 retry_log = self._api.retry_log
-                if attempt >= self.retries:
+                if unanswered_until is None and may_have_landed(e):
+                    unanswered_until = loop.time() + self.unanswered_timeout
+                unsettled = unanswered_until is not None and loop.time() < unanswered_until
+                # Once a request may have landed, a 401/403 does not settle it: a restarted
+                # API server refuses everything until its authorizer has synced.
+                if not isinstance(e, errors.TRANSIENT) and not (
+                    unsettled and isinstance(e, errors.Unauthorized)
+                ):
+                    log.warning("bind_rejected", pod=pod.key, node=request.node, error=str(e))
+                    return BindResult.ERROR, str(e)
+                if attempt >= self.retries and not unsettled:
                     retry_log.retrying(
                         "bind_failed",
                         source="binder",
@@ -216,8 +247,5 @@ class Binder:
                     status=e.status,
                 )
                 await asyncio.sleep(delay)
-            except errors.ApiError as e:
-                log.warning("bind_rejected", pod=pod.key, node=request.node, error=str(e))
-                return BindResult.ERROR, str(e)
             else:
                 return BindResult.BOUND, ""

@@ -22,6 +22,8 @@ everything that retries through it) keeps two things:
 
 No timer task: the error is written at the first failure ``UNAVAILABLE_AFTER`` seconds or
 more into the outage, which the retries themselves bring (the informers', capped at 8 s).
+Those retries wait in :meth:`RetryLog.pause`, which the first answer after an outage ends:
+the watches resume the moment the server is back, not up to 12 s later (issue 37).
 
 Neighbours: ``client`` (owns one, feeds :meth:`failed`/:meth:`answered`), the retry sites
 (``intake.reflector``, ``controller.sync``, ``controller.relist``, ``controller.kopf_retries``,
@@ -31,6 +33,8 @@ two durations.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -88,6 +92,8 @@ class RetryLog:
         """A line about this outage was written (so its end is worth one too)."""
         self._reported = False
         """``api_unavailable`` was written for this outage."""
+        self._back: asyncio.Event | None = None
+        """Set when the server answers again: wakes the retries :meth:`pause` holds."""
 
     def retrying(
         self,
@@ -133,10 +139,26 @@ class RetryLog:
                 error=self._last_error,
             )
 
+    async def pause(self, seconds: float) -> None:
+        """Wait ``seconds`` before a retry, or less while the server is away: until it
+        answers again, so that a retry waiting out the outage's long backoff goes at once."""
+        if self.down_since is None:
+            await asyncio.sleep(seconds)
+            return
+        if self._back is None:
+            self._back = asyncio.Event()
+        back = self._back
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await back.wait()
+
     def answered(self) -> None:
         """A response other than a 5xx: the outage, if any, is over."""
         if self.down_since is None:
             return  # the common case, on every request: one attribute read
+        if self._back is not None:
+            self._back.set()
+            self._back = None
         if self._noticed:
             log.info(
                 "api_available",

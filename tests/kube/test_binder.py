@@ -9,6 +9,8 @@ import pytest
 
 from scheduler.cycle.ports import BindRequest, BindResult
 from scheduler.kube.binder import Binder, BinderOptions, assigned_node
+from scheduler.kube.errors import ApiError, Conflict, TransportError, Unauthorized
+from scheduler.kube.retry_log import RetryLog
 from scheduler.model.parse_pod import pod_from_raw
 from scheduler.sim.faults import FaultConfig
 from tests.builders import make_pod
@@ -115,11 +117,13 @@ async def test_persistent_errors_end_as_error(api: ApiClient, sim: SimServer) ->
 
 
 async def test_timeouts_are_retried(api: ApiClient, sim: SimServer) -> None:
-    """Requests slower than the bind timeout end as ERROR after the retries, not hang."""
+    """Requests slower than the bind timeout end as ERROR once the retries and the window
+    for an unanswered bind are spent, not hang."""
     pod = await create_pod(api, "p8")
     sim.faults.config = FaultConfig(latency=0.3)
+    options = BinderOptions(retries=1, timeout=0.05, backoff_base=0.01, unanswered_timeout=0.2)
     binder, done = (
-        Binder(api, BinderOptions(retries=1, timeout=0.05, backoff_base=0.01)),
+        Binder(api, options),
         Outcomes(),
     )
     binder.dispatch(bind_request(pod, "node-0"), done)
@@ -243,3 +247,63 @@ async def test_bind_dispatched_as_the_last_worker_ends_is_bound() -> None:
     assert loop.time() == pytest.approx(3.0)
     assert binder.in_flight == 0
     assert api.requests == 5
+
+
+class ScriptedApi:
+    """A client whose bind requests fail with ``errors`` in turn, then succeed."""
+
+    def __init__(self, *errors: ApiError) -> None:
+        self.errors = list(errors)
+        self.requests = 0
+        self.retry_log = RetryLog()
+
+    async def request(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
+        self.requests += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return {}
+
+
+RESET = TransportError("Server disconnected", reason="ServerDisconnectedError")
+REFUSED = TransportError("Cannot connect to host", reason="ClientConnectorError")
+FORBIDDEN = Unauthorized("pods/binding is forbidden", status=403)
+LANDED = Conflict(
+    'Operation cannot be fulfilled on pods/binding "u": pod u is already assigned to node "node-0"',
+    status=409,
+)
+
+
+@pytest.mark.looptime
+@pytest.mark.parametrize(
+    ("failures", "result", "requests"),
+    [
+        ([RESET, REFUSED, REFUSED, REFUSED, REFUSED, LANDED], BindResult.BOUND, 6),
+        ([RESET, REFUSED, FORBIDDEN, FORBIDDEN, FORBIDDEN, LANDED], BindResult.BOUND, 6),
+        ([RESET, *[REFUSED] * 20], BindResult.ERROR, None),
+        ([REFUSED] * 6, BindResult.ERROR, 4),
+        ([FORBIDDEN, LANDED], BindResult.ERROR, 1),
+    ],
+    ids=[
+        "a reset bind is retried past the retries until the server says it landed",
+        "a restarted server's 403s do not settle a bind that may have landed",
+        "a reset bind the server never answers ends as ERROR after the window",
+        "refused connections sent nothing: ERROR after the retries",
+        "a 403 with nothing sent before is an ERROR at once",
+    ],
+)
+async def test_a_bind_that_may_have_landed_waits_for_the_server(
+    failures: list[ApiError], result: BindResult, requests: int | None
+) -> None:
+    """After an unanswered bind only the server can say whether the pod is bound: the
+    binder asks again until it answers (up to ``unanswered_timeout``) instead of having the
+    pod decided a second time."""
+    api = ScriptedApi(*failures)
+    options = BinderOptions(retries=3, backoff_base=0.05, backoff_cap=1.0, unanswered_timeout=5.0)
+    binder, done = Binder(api, options), Outcomes()  # type: ignore[arg-type]
+    binder.dispatch(bind_request(pod_from_raw(make_pod("u")), "node-0"), done)
+    await done.wait(1)
+    assert done.calls[0][1] is result
+    if requests is not None:
+        assert api.requests == requests
+    else:
+        assert asyncio.get_running_loop().time() >= 5.0

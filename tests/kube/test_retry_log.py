@@ -3,6 +3,7 @@ stays away, one info line when it is back; kopf's retry records go the same way.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -227,3 +228,21 @@ def test_kopf_retries_warn_once_for_every_kind() -> None:
             )
             route(_kopf_record(message))
     assert [c["log_level"] for c in captured] == ["warning", "debug", "debug", "debug"]
+
+
+@pytest.mark.looptime
+async def test_a_pause_during_an_outage_ends_when_the_server_answers() -> None:
+    """A retry waiting out its backoff while the server is away goes the moment it is back;
+    with the server there, a pause is the plain wait."""
+    retry_log = RetryLog()
+    loop = asyncio.get_running_loop()
+    retry_log.failed(NO_ANSWER)
+    began = loop.time()
+    paused = asyncio.create_task(retry_log.pause(8.0))
+    await asyncio.sleep(1.0)
+    retry_log.answered()
+    await paused
+    assert loop.time() - began == pytest.approx(1.0)
+    began = loop.time()
+    await retry_log.pause(2.0)
+    assert loop.time() - began == pytest.approx(2.0)

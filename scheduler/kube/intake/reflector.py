@@ -15,9 +15,11 @@ on), applying each event in order, and
   as ``reconcile_removed`` with ``cause=relist``;
 * on any other error (connection lost, 5xx, 429, a bad line) backs off (jittered, 0.5 s
   doubling up to 8 s, as kopf's ``ERROR_BACKOFFS`` in ``controller.settings``) and
-  watches again from the last version, re-listing only if that one has expired; each
-  retry goes to the client's ``retry_log`` (``watch_failed``: a warning per kind at most
-  every 30 s while the API server is away, the rest at debug);
+  watches again from the last version, re-listing only if that one has expired — the wait
+  ends when the server answers again after an outage (``retry_log.pause``), and the first
+  answer after one (a 403 of a restarted server whose authorizer has not synced) starts
+  the backoff over; each retry goes to the client's ``retry_log`` (``watch_failed``: a
+  warning per kind at most every 30 s while the API server is away, the rest at debug);
 * resyncs nothing: kube's scheduler informers run without resync, and the periodic safety
   net (``sync.CacheSync.repair``) is a separate, counted check.
 
@@ -125,6 +127,7 @@ class Reflector:
     async def run(self) -> None:
         """Watch (and re-list when needed) until cancelled; :meth:`list` must have run."""
         attempt = 0
+        unanswered = False
         while True:
             try:
                 if not self.version:
@@ -138,6 +141,12 @@ class Reflector:
                 if isinstance(exc, errors.ApiError) and exc.status == 410:
                     self.version = ""
                     continue
+                answered = not isinstance(exc, errors.TransportError)
+                if answered and unanswered:
+                    # The server is back, its first answers maybe refusals (a 403 until its
+                    # authorizer syncs): back off from the start, not from the outage's.
+                    attempt = 0
+                unanswered = not answered
                 delay = backoff_delay(attempt, base=BACKOFF_BASE, cap=BACKOFF_CAP)
                 attempt += 1
                 self.client.retry_log.retrying(
@@ -148,7 +157,7 @@ class Reflector:
                     error=str(exc),
                     retry_in=round(delay, 2),
                 )
-                await asyncio.sleep(delay)
+                await self.client.retry_log.pause(delay)
 
     async def _relist(self) -> None:
         since = asyncio.get_running_loop().time()

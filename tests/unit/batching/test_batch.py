@@ -195,7 +195,7 @@ def test_conflict_is_not_retried() -> None:
     scheduler.enqueue(pod_from_raw(_job("a")))
     drain(scheduler)
     request, done = binder.pending.pop()
-    binder.finish(request, done, BindResult.CONFLICT, "already assigned")
+    binder.finish(request, done, BindResult.CONFLICT, 'pod a is already assigned to node "n9"')
     assert scheduler.cluster.get_pod(request.pod.uid) is None
     assert len(scheduler.queue) == 0
     assert scheduler.queue.in_flight == 0

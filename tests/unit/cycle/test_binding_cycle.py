@@ -8,14 +8,17 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+import pytest
+
 from scheduler.cycle.eventhandlers import EventHandlers
+from scheduler.cycle.ports import BindResult
 from scheduler.framework import status as st
 from scheduler.model.parse import pod_from_raw
 from scheduler.model.parse_volumes import pv_from_raw, pvc_from_raw, storage_class_from_raw
 from scheduler.plugins.volume_binding import VOLUME_BINDER
 from scheduler.queueing.queued_pod import Pool
 from tests.builders import make_node, make_pod
-from tests.harness import scheduler_for
+from tests.harness import drain, scheduler_for
 from tests.volume_builders import claim_volume, make_pv, make_pvc, make_storage_class
 
 if TYPE_CHECKING:
@@ -123,3 +126,44 @@ async def test_draining_gives_up_a_pre_bind_in_flight() -> None:
         'running PreBind plugin "VolumeBinding": scheduler is shutting down'
     )
     assert not scheduler.cluster.is_assumed(pod.uid)
+
+
+ASSIGNED = (
+    'Operation cannot be fulfilled on pods/binding "web": pod web is already assigned to '
+    'node "node-9"'
+)
+STORAGE_DOWN = (
+    'Operation cannot be fulfilled on pods/binding "web": rpc error: code = Unavailable desc '
+    "= error reading from server: EOF"
+)
+DELETING = (
+    'Operation cannot be fulfilled on pods/binding "web": pod web is being deleted, cannot '
+    "be assigned to a host"
+)
+RECREATED = (
+    'Operation cannot be fulfilled on pods "web": Precondition failed: UID in precondition: '
+    "a, UID in object meta: b"
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "requeued"),
+    [(ASSIGNED, False), (DELETING, False), (RECREATED, False), (STORAGE_DOWN, True)],
+    ids=[
+        "bound elsewhere: dropped",
+        "being deleted: dropped",
+        "a recreated pod of the name: dropped",
+        "etcd away (kube-apiserver says 409 too): backed off and retried",
+    ],
+)
+def test_a_409_drops_the_pod_only_when_it_settles_it(message: str, requeued: bool) -> None:
+    """Every error of the binding's storage is a 409: only kube's settling reasons end the
+    pod's scheduling; an etcd outage's leaves it pending, so it is retried."""
+    scheduler, binder, _ = scheduler_for([make_node("node-0")], auto_bind=False)
+    scheduler.enqueue(pod_from_raw(make_pod("web", cpu="100m")))
+    drain(scheduler)
+    request, done = binder.pending.pop()
+    binder.finish(request, done, BindResult.CONFLICT, message)
+    assert scheduler.cluster.get_pod(request.pod.uid) is None
+    assert scheduler.queue.pending()[Pool.BACKOFF] == (1 if requeued else 0)
+    assert (scheduler.queue.get(request.pod.uid) is not None) is requeued
