@@ -159,6 +159,7 @@ class Runtime:
                 group_reporter=group_status,
             )
             self.scheduler = scheduler
+            binder.node_exists = scheduler.cluster.has_node  # no bind to a node deleted since
             # VolumeBinding's PreBind writes the volume bindings through this port.
             volume_binder = VolumeBinder(
                 client,

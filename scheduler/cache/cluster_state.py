@@ -235,6 +235,11 @@ class ClusterState:
         """The NodeInfo for ``name``, ghosts included (``snapshot.get`` hides them)."""
         return self._infos.get(name)
 
+    def has_node(self, name: str) -> bool:
+        """Whether the node is in the cache (a ghost, deleted with pods still on it, is not)."""
+        info = self._infos.get(name)
+        return info is not None and info.node is not None
+
     def pod_uids(self) -> set[str]:
         """Every cached pod, assumed ones included.
 

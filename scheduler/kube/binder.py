@@ -22,6 +22,10 @@ Outcomes (``cycle.ports.BindResult``):
   is already there. The retries (``bind_retry``) and the ERROR after them (``bind_failed``)
   go to the client's ``retry_log``: a warning at most every 30 s, the rest at debug.
 - anything else (400, 401/403, 422) → ERROR at once.
+- the node gone from the cache when the bind's turn comes (``node_exists``) → ERROR without
+  a request: binds queue behind ``concurrency``, and kube-apiserver accepts a Binding to a
+  deleted node, so a bind decided before the node's deletion reached the cache would bind
+  a pod to nowhere (issue 37's chaos suite saw one); the pod is decided again.
 
 ``done`` runs exactly once per dispatch, on the event loop, and its exceptions are logged
 and swallowed: a bug in the caller must not kill a worker and strand later binds.
@@ -45,6 +49,8 @@ from scheduler.cycle.ports import BindDone, BindRequest, BindResult
 from scheduler.kube import client, errors, workers
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scheduler.kube.client import ApiClient
 
 __all__ = ["BINDS_PER_PARALLELISM", "Binder", "assigned_node", "may_have_landed"]
@@ -125,8 +131,17 @@ class BinderOptions:
 class Binder:
     """Bounded-concurrency asynchronous binds; implements ``cycle.ports.BindDispatcher``."""
 
-    def __init__(self, api: ApiClient, options: BinderOptions | None = None) -> None:
+    def __init__(
+        self,
+        api: ApiClient,
+        options: BinderOptions | None = None,
+        *,
+        node_exists: Callable[[str], bool] | None = None,
+    ) -> None:
         o = options or BinderOptions()
+        self.node_exists = node_exists
+        """Whether the cache still has the node (None: not checked); asked once per bind,
+        before its first request."""
         if o.concurrency < 1:
             raise ValueError(f"bind concurrency must be >= 1, got {o.concurrency}")
         self._api = api
@@ -189,6 +204,9 @@ class Binder:
 
     async def _bind(self, request: BindRequest) -> tuple[BindResult, str]:
         pod = request.pod
+        if self.node_exists is not None and not self.node_exists(request.node):
+            log.info("bind_node_deleted", pod=pod.key, node=request.node)
+            return BindResult.ERROR, f'node "{request.node}" was deleted before the bind'
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
         data = orjson.dumps(binding_body(request))  # once, not per attempt
         attempt = 0

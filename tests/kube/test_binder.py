@@ -39,6 +39,20 @@ async def test_bound(api: ApiClient) -> None:
     assert binder.in_flight == 0
 
 
+async def test_a_node_deleted_before_the_bind_gets_no_pod(api: ApiClient) -> None:
+    """The cache no longer has the node when the bind's turn comes: ERROR, no request (the
+    API server would accept a Binding to a deleted node), the pod still pending."""
+    pod = await create_pod(api, "p1")
+    binder, done = Binder(api, node_exists=lambda name: name != "node-1"), Outcomes()
+    binder.dispatch(bind_request(pod, "node-1"), done)
+    await done.wait(1)
+    assert done.calls == [("p1", BindResult.ERROR, 'node "node-1" was deleted before the bind')]
+    assert await _node_of(api, "p1") is None
+    binder.dispatch(bind_request(pod, "node-2"), done)
+    await done.wait(2)
+    assert done.calls[1] == ("p1", BindResult.BOUND, "")
+
+
 async def test_bound_elsewhere_is_conflict(api: ApiClient) -> None:
     """A pod already on another node → CONFLICT naming that node; the pod is not moved."""
     pod = await create_pod(api, "p2")

@@ -286,14 +286,17 @@ def test_ghost_nodes() -> None:
     assert cs.snapshot.get("n1") is None
     assert cs.num_nodes == 0
     assert cs.node_names() == set()
+    assert not cs.has_node("n1")  # the binder's check: a ghost is no node to bind to
 
     cs.add_node(node("n1"))
+    assert cs.has_node("n1")
     info = cs.snapshot.get("n1")
     assert info is ghost
     assert info.requested.milli_cpu == 1000
     assert [i.name for i in cs.snapshot.node_infos] == ["n1"]
 
     cs.remove_node("n1")
+    assert not cs.has_node("n1")
     assert cs.snapshot.get("n1") is None
     assert cs.snapshot.node_infos == []
     assert cs.node_info("n1") is ghost
