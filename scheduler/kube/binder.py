@@ -14,7 +14,8 @@ Outcomes (``cycle.ports.BindResult``):
   otherwise CONFLICT (bound elsewhere, UID precondition failed, pod terminating).
 - 404 → GONE.
 - 429, 5xx, timeouts, lost connections → retried (jittered backoff, ``Retry-After``
-  honoured up to a cap), then ERROR; once a request may have reached the server unanswered
+  honoured up to a cap; a 429 up to ``throttled_retries`` times, the rest ``retries``), then
+  ERROR; once a request may have reached the server unanswered
   (a timeout, a reset), retried until an answer or ``unanswered_timeout`` (401/403
   included: a restarted API server refuses all until its authorizer syncs): the pod may
   be bound already, and only the server's answer says so. Retrying a POST is safe here
@@ -110,7 +111,11 @@ class BinderOptions:
     parallelism). More hides API latency; too many trips API priority and fairness (429s,
     retried with backoff)."""
     retries: int = 3
-    """Attempts after the first for a retriable failure (429, 5xx, a lost connection)."""
+    """Attempts after the first for a retriable failure (5xx, a lost connection)."""
+    throttled_retries: int = 10
+    """Attempts after the first while the server answers 429 (client-go's rest client
+    retries a 429 up to 10 times, honouring ``Retry-After``): a throttled bind never
+    landed, and sending it back to the queue only costs a second decision."""
     timeout: float = 10.0
     """Seconds one bind call may take."""
     backoff_base: float = 0.05
@@ -147,6 +152,7 @@ class Binder:
         self._api = api
         self.concurrency = o.concurrency
         self.retries = o.retries
+        self.throttled_retries = o.throttled_retries
         self.timeout = o.timeout
         self.backoff_base = o.backoff_base
         self.backoff_cap = o.backoff_cap
@@ -236,7 +242,12 @@ class Binder:
                 ):
                     log.warning("bind_rejected", pod=pod.key, node=request.node, error=str(e))
                     return BindResult.ERROR, str(e)
-                if attempt >= self.retries and not unsettled:
+                limit = (
+                    self.throttled_retries
+                    if isinstance(e, errors.TooManyRequests)
+                    else self.retries
+                )
+                if attempt >= limit and not unsettled:
                     retry_log.retrying(
                         "bind_failed",
                         source="binder",

@@ -130,6 +130,22 @@ async def test_persistent_errors_end_as_error(api: ApiClient, sim: SimServer) ->
     assert await _node_of(api, "p7") is None
 
 
+async def test_a_throttled_bind_is_retried_as_client_go_retries_it(
+    api: ApiClient, sim: SimServer
+) -> None:
+    """429s are retried ``throttled_retries`` times (client-go: 10), more than other
+    transient failures; then ERROR."""
+    pod = await create_pod(api, "p7b")
+    fault = FailFirst(sim, "bind", 100, 429)
+    options = BinderOptions(retries=3, throttled_retries=10, backoff_base=0.001, backoff_cap=0.01)
+    binder, done = Binder(api, options), Outcomes()
+    binder.dispatch(bind_request(pod, "node-0"), done)
+    await done.wait(1)
+    assert done.calls[0][1] is BindResult.ERROR
+    assert fault.injected == 11
+    assert await _node_of(api, "p7b") is None
+
+
 async def test_timeouts_are_retried(api: ApiClient, sim: SimServer) -> None:
     """Requests slower than the bind timeout end as ERROR once the retries and the window
     for an unanswered bind are spent, not hang."""
