@@ -47,21 +47,26 @@ KUBE = "kube"
 OURS = "ours"
 SCHEDULERS = (KUBE, OURS)
 DRA = "dra"
+DRA_EXTENDED_RESOURCES = "dra-extended-resources"
 PODGROUPS = "podgroups"
 
 OURS_LACKS: Mapping[str, str] = {
-    DRA: "DRA: ours refuses pods with resource claims and reads no ResourceSlices, "
-    "DeviceClasses or DRA-backed extended resources (docs/architecture.md: not supported yet)",
+    DRA_EXTENDED_RESOURCES: "DRAExtendedResource: ours does not satisfy extended resources "
+    "from DeviceClasses (extendedResourceName; docs/dra.md: not supported yet)",
 }
 """Features of the suite's objects that ours does not implement; delete a line when it does
-(PodGroups left it when ours learned gang scheduling: ``--feature-gates
-GenericWorkload=true``)."""
+(PodGroups left it when ours learned gang scheduling, DRA when ours learned
+DynamicResources)."""
 OURS_LACKS_GATES: Mapping[str, str] = {
     "TopologyAwareWorkloadScheduling": "TopologyAwareWorkloadScheduling=true: ours does not "
     "implement topology-aware placement of PodGroups (schedulingConstraints)",
     "CompositePodGroup": "CompositePodGroup=true: ours does not implement CompositePodGroups",
     "PodGroupPreemptionPolicy": "PodGroupPreemptionPolicy=true: ours does not read a "
     "PodGroup's preemptionPolicy",
+    "DRADeviceCompatibilityGroups": "DRADeviceCompatibilityGroups=true: ours' allocator "
+    "does not implement compatibility groups",
+    "DRAWorkloadResourceClaims": "DRAWorkloadResourceClaims=true: ours reserves claims "
+    "for pods, never for their PodGroup",
 }
 """Gates that, turned on, change decisions in a way ours does not implement: skipped."""
 
@@ -174,6 +179,10 @@ def features_used(resolved: Sequence[ops.Op]) -> set[str]:
             group = str(obj.get("apiVersion", "")).split("/")[0]
             if group == "resource.k8s.io":
                 found.add(DRA)
+                if obj.get("kind") == "DeviceClass" and (obj.get("spec") or {}).get(
+                    "extendedResourceName"
+                ):
+                    found.add(DRA_EXTENDED_RESOURCES)
         elif isinstance(op, ops.CreatePods) and op.pod_template is not None and op.count > 0:
             spec = objects.render(
                 op.pod_template, {**op.template_params, "Index": 0, "Count": op.count}

@@ -136,11 +136,36 @@ def test_runner_skips_both_with_the_reason(
         assert reason in plan.skip
 
 
-def test_claims_kube_allocates_run_for_kube_only(suite: list[TestCase]) -> None:
-    """allocResourceClaims runs kube's allocator (bench/draalloc): kube runs, ours lacks DRA."""
+def test_dra_workloads_run_for_both(suite: list[TestCase]) -> None:
+    """allocResourceClaims runs kube's allocator (bench/draalloc); ours has DynamicResources:
+    both run."""
     plans = runner.plan(one(suite, "Partitionable/empty_500nodes")).plans
     assert plans["kube"].skip is None
-    assert plans["ours"].skip == capability.OURS_LACKS[capability.DRA]
+    assert plans["ours"].skip is None
+
+
+@pytest.mark.parametrize(
+    ("workload", "reason"),
+    [
+        pytest.param(
+            "ExtendedResource/Explicit_25classes_5000pods_500nodes",
+            capability.OURS_LACKS[capability.DRA_EXTENDED_RESOURCES],
+            id="dra-extended-resources",
+        ),
+        pytest.param(
+            "CompatibilityGroups/empty_500nodes",
+            capability.OURS_LACKS_GATES["DRADeviceCompatibilityGroups"],
+            id="compatibility-groups",
+        ),
+    ],
+)
+def test_dra_features_ours_lacks_skip_ours(
+    suite: list[TestCase], workload: str, reason: str
+) -> None:
+    """A DRA feature ours does not implement skips ours, with the reason; kube runs."""
+    plans = runner.plan(one(suite, workload)).plans
+    assert plans["kube"].skip is None
+    assert plans["ours"].skip == reason
 
 
 def test_extended_resources_without_dra_objects_run_for_ours(suite: list[TestCase]) -> None:
