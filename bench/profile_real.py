@@ -160,6 +160,20 @@ def shares(
     return {stage: weight[stage] / total for stage in order if weight[stage]}
 
 
+def summarize_stages(
+    path: Path, cpu_s: float, stages: tuple[tuple[str, tuple[str, ...]], ...]
+) -> dict[str, Any]:
+    """A py-spy raw file by ``stages``: their shares of the samples and their CPU seconds
+    (share x ``cpu_s``; the gang and DRA benchmarks' ``--profile``)."""
+    samples = pyspy_samples(path.read_text(errors="replace"))
+    found = shares(samples, stages)
+    return {
+        "samples": sum(count for _, count in samples),
+        "stages": {stage: round(share, 4) for stage, share in found.items()},
+        "seconds": {stage: round(share * cpu_s, 3) for stage, share in found.items()},
+    }
+
+
 @contextlib.asynccontextmanager
 async def pyspy(proc: Process, output: Path) -> AsyncIterator[None]:
     """py-spy over the process from entry to exit (SIGINT makes it write its output)."""

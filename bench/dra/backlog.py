@@ -26,22 +26,19 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import os
-import shutil
 import time
-import traceback
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.dra import profile as dra_profile
-from bench.gang.backlog import NODE_WORKERS, _Binds, _figures, _measure
-from bench.measure import Metrics, by_label, cpu_seconds, parse_metrics
-from bench.scheduler_perf import capability, objects, runner, schedulers
-from bench.scheduler_perf.api import CREATE_WORKERS, Api, ApiError, parallel, tls_for
+from bench.gang.backlog import NODE_WORKERS, BacklogRun, _figures, run_on_backlog
+from bench.measure import Metrics, by_label, parse_metrics
+from bench.scheduler_perf import objects, runner, schedulers
+from bench.scheduler_perf.api import CREATE_WORKERS, Api, parallel
 from bench.scheduler_perf.capability import OURS
-from bench.scheduler_perf.podwatch import PodWatch
 from bench.scheduler_perf.suite import Selected, load_suite, select
-from controlplane.launcher import ControlPlane, ControlPlaneError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 Record = dict[str, Any]
 CASE = "SchedulingWithResourceClaimTemplate"
@@ -164,63 +161,35 @@ async def run(
     chosen = selected()
     plan = runner.plan(chosen).plans[scheduler]
     if scheduler == OURS:
-        # The suite runner's table still says ours lacks DRA (capability.OURS_LACKS, for
-        # kube's whole DRA suite); this backlog uses only what ours implements.
-        plan = capability.ours_plan(chosen, (), schedulers.ours_config_error(chosen))
         plan = dataclasses.replace(plan, args=(*plan.args, "--log-level", ours_log_level))
     record: Record = {"scheduler": scheduler, **dataclasses.asdict(shape), "args": list(plan.args)}
     if plan.skip is not None:
         return {**record, "failed": f"skipped: {plan.skip}"}
-    started = time.monotonic()
-    try:
-        cp = await asyncio.to_thread(
-            ControlPlane.start,
-            workdir / "cp",
-            controller_manager=True,
+
+    async def create(api: Api, name: str) -> None:
+        record["create_s"] = round(await create_backlog(api, shape, scheduler_name=name), 1)
+        record["claims_s"] = round(await wait_claims(api, shape.pods, within=wait_s), 1)
+
+    async def figures(api: Api, process: schedulers.SchedulerProcess, binds: object) -> Record:
+        found = _dra_figures(parse_metrics(await process.scrape()), scheduler)
+        return {**found, **await check_allocations(api)}
+
+    return await run_on_backlog(
+        record,
+        BacklogRun(
+            scheduler,
+            chosen,
+            plan,
+            workdir,
+            wait_s=wait_s,
+            profile=profile,
             controller_manager_args=CONTROLLER_MANAGER_QPS,
-            apiserver_args=runner.apiserver_args(chosen.feature_gates),
-        )
-    except ControlPlaneError as exc:
-        return {**record, "failed": f"control plane: {exc}"}
-    process = None
-    try:
-        async with Api(cp.api_url, tls_for(cp)) as api:
-            name = schedulers.pod_scheduler_name(scheduler, chosen)
-            record["create_s"] = round(await create_backlog(api, shape, scheduler_name=name), 1)
-            record["claims_s"] = round(await wait_claims(api, shape.pods, within=wait_s), 1)
-            watch = PodWatch(api)
-            await watch.start()
-            try:
-                record["loadavg_before"] = [round(x, 2) for x in os.getloadavg()]
-                process = schedulers.start(scheduler, cp, chosen, plan, workdir)
-                apiserver_pid = cp.process("kube-apiserver").proc.pid
-                binds = _Binds(NAMESPACE, shape.pods, process.cpu_seconds)
-                binds.apiserver = lambda: cpu_seconds(apiserver_pid)
-                watch.add_handler(binds)
-                await _measure(process, binds, record, wait_s=wait_s, profile=profile)
-                if "profile" in record:
-                    record["profile_stages"] = dra_profile.summarize(
-                        Path(record["profile"]), record["cpu_s_at_last"]
-                    )
-                record["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
-                metrics = parse_metrics(await process.scrape())
-                record.update(_dra_figures(metrics, scheduler))
-                record.update(await check_allocations(api))
-            finally:
-                await watch.stop()
-    except (RuntimeError, OSError, ApiError, TimeoutError) as exc:
-        record["failed"] = str(exc).splitlines()[0][:400] if str(exc) else repr(exc)
-        record["failure_detail"] = "".join(traceback.format_exception(exc))[-3000:]
-    finally:
-        if process is not None:
-            await asyncio.to_thread(process.stop)
-            record["cpu_s_total"] = round(process.cpu_at_exit or 0.0, 2)
-            record["rss_mb"] = round(process.rss_mb, 1)
-            record["log"] = str(process.log)
-        await asyncio.to_thread(cp.stop)
-        shutil.rmtree(workdir / "cp" / "etcd", ignore_errors=True)
-    record["wall_s"] = round(time.monotonic() - started, 1)
-    return record
+        ),
+        create=create,
+        expected=(NAMESPACE, shape.pods),
+        summarize=dra_profile.summarize,
+        figures=figures,
+    )
 
 
 def _dra_figures(metrics: Metrics, scheduler: str) -> Record:

@@ -47,7 +47,11 @@ from bench.scheduler_perf.podwatch import PodInfo, PodWatch, became_scheduled
 from controlplane.launcher import ControlPlane, ControlPlaneError
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from bench.gang.shapes import Shape
+    from bench.scheduler_perf.capability import Plan
+    from bench.scheduler_perf.suite import Selected
 
 Record = dict[str, Any]
 NODE_WORKERS = 16
@@ -146,40 +150,85 @@ async def run(
     }
     if plan.skip is not None:
         return {**record, "failed": f"skipped: {plan.skip}"}
+
+    async def create(api: Api, name: str) -> None:
+        record["create_s"] = round(
+            await create_backlog(api, shape, scheduler_name=name, run=scheduler), 1
+        )
+
+    async def figures(api: Api, process: schedulers.SchedulerProcess, binds: _Binds) -> Record:
+        return _figures(await _final_metrics(process, binds.bound), scheduler)
+
+    return await run_on_backlog(
+        record,
+        BacklogRun(scheduler, selected, plan, workdir, wait_s=wait_s, profile=profile),
+        create=create,
+        expected=shape.expected,
+        summarize=gang_profile.summarize,
+        figures=figures,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class BacklogRun:
+    """One scheduler on one backlog: what :func:`run_on_backlog` starts and how."""
+
+    scheduler: str
+    selected: Selected
+    plan: Plan
+    workdir: Path
+    wait_s: float
+    profile: bool = False
+    controller_manager_args: tuple[str, ...] | None = None
+    """kube-controller-manager's flags (None: it does not run)."""
+
+
+async def run_on_backlog(
+    record: Record,
+    run: BacklogRun,
+    *,
+    create: Callable[[Api, str], Awaitable[None]],
+    expected: tuple[str, int],
+    summarize: Callable[[Path, float], dict[str, Any]],
+    figures: Callable[[Api, schedulers.SchedulerProcess, _Binds], Awaitable[Record]],
+) -> Record:
+    """A fresh control plane, the backlog ``create`` makes (told the pods' scheduler name),
+    then the scheduler started on it and measured until ``expected`` (namespace, pods) are
+    bound; ``figures`` adds what the run reads at the end. Shared by the gang and DRA
+    benchmarks; the record says why when it failed."""
     started = time.monotonic()
+    managed = run.controller_manager_args is not None
     try:
         cp = await asyncio.to_thread(
             ControlPlane.start,
-            workdir / "cp",
-            controller_manager=False,
-            apiserver_args=runner.apiserver_args(selected.feature_gates),
+            run.workdir / "cp",
+            controller_manager=managed,
+            controller_manager_args=run.controller_manager_args or (),
+            apiserver_args=runner.apiserver_args(run.selected.feature_gates),
         )
     except ControlPlaneError as exc:
         return {**record, "failed": f"control plane: {exc}"}
     process = None
     try:
         async with Api(cp.api_url, tls_for(cp)) as api:
-            name = schedulers.pod_scheduler_name(scheduler, selected)
-            record["create_s"] = round(
-                await create_backlog(api, shape, scheduler_name=name, run=scheduler), 1
-            )
+            await create(api, schedulers.pod_scheduler_name(run.scheduler, run.selected))
             watch = PodWatch(api)
             await watch.start()
             try:
                 record["loadavg_before"] = [round(x, 2) for x in os.getloadavg()]
-                process = schedulers.start(scheduler, cp, selected, plan, workdir)
+                process = schedulers.start(run.scheduler, cp, run.selected, run.plan, run.workdir)
                 apiserver_pid = cp.process("kube-apiserver").proc.pid
-                namespace, want = shape.expected
+                namespace, want = expected
                 binds = _Binds(namespace, want, process.cpu_seconds)
                 binds.apiserver = lambda: cpu_seconds(apiserver_pid)
                 watch.add_handler(binds)
-                await _measure(process, binds, record, wait_s=wait_s, profile=profile)
+                await _measure(process, binds, record, wait_s=run.wait_s, profile=run.profile)
                 if "profile" in record:
-                    record["profile_stages"] = gang_profile.summarize(
+                    record["profile_stages"] = summarize(
                         Path(record["profile"]), record["cpu_s_at_last"]
                     )
                 record["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
-                record.update(_figures(await _final_metrics(process, binds.bound), scheduler))
+                record.update(await figures(api, process, binds))
             finally:
                 await watch.stop()
     except (RuntimeError, OSError, ApiError, TimeoutError) as exc:
@@ -192,7 +241,7 @@ async def run(
             record["rss_mb"] = round(process.rss_mb, 1)
             record["log"] = str(process.log)
         await asyncio.to_thread(cp.stop)
-        shutil.rmtree(workdir / "cp" / "etcd", ignore_errors=True)
+        shutil.rmtree(run.workdir / "cp" / "etcd", ignore_errors=True)
     record["wall_s"] = round(time.monotonic() - started, 1)
     return record
 

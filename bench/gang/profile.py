@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bench.profile_real import pyspy_samples, shares
+from bench.profile_real import summarize_stages
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -43,10 +43,4 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 def summarize(path: Path, cpu_s: float) -> dict[str, Any]:
     """The stages' shares of the samples and their CPU seconds (share x ``cpu_s``)."""
-    samples = pyspy_samples(path.read_text(errors="replace"))
-    found = shares(samples, STAGES)
-    return {
-        "samples": sum(count for _, count in samples),
-        "stages": {stage: round(share, 4) for stage, share in found.items()},
-        "seconds": {stage: round(share * cpu_s, 3) for stage, share in found.items()},
-    }
+    return summarize_stages(path, cpu_s, STAGES)
