@@ -118,8 +118,11 @@ class PodAllocator:
         self._share_id = share_id
         self._counters: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
 
-    def allocate(self, node_name: str, labels: Mapping[str, str]) -> Allocated | Unschedulable:
-        """kube's Allocate on one node; raises AllocationError for broken input."""
+    def allocate(
+        self, node_name: str, labels: Mapping[str, str], *, deadline: float | None = None
+    ) -> Allocated | Unschedulable:
+        """kube's Allocate on one node; raises AllocationError for broken input, and
+        AllocationTimeout once ``time.monotonic()`` passes ``deadline``."""
         pools = self._slices.pools_for_node(node_name, labels)
         requests: dict[RequestKey, RequestData] = {}
         constraints: list[list[Constraint]] = []
@@ -136,6 +139,7 @@ class PodAllocator:
             selectable=lambda key, c: self._selectable(key, c, requests, node_name, labels),
             available_counters=self._available_counters,
             share_id=self._share_id,
+            deadline=deadline,
         )
         if not search.run():
             if any(p.invalid for p in pools):

@@ -18,6 +18,7 @@ Neighbours: ``allocation`` (prepares the requests and builds the results), ``cap
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -79,6 +80,11 @@ def taint_prevents(device: Device, tolerations: tuple[DeviceToleration, ...]) ->
     )
 
 
+class AllocationTimeout(Exception):
+    """The search ran past its deadline (kube's DRASchedulerFilterTimeout: its context's
+    DeadlineExceeded)."""
+
+
 class Search:
     """The mutable state of one allocation attempt on one node; used once."""
 
@@ -94,8 +100,11 @@ class Search:
         selectable: Callable[[RequestKey, Candidate], bool],
         available_counters: Callable[[Pool], CounterSets],
         share_id: Callable[[], str],
+        deadline: float | None = None,
     ) -> None:
         self.claims = claims
+        self.deadline = deadline
+        """``time.monotonic()`` after which the search gives up (AllocationTimeout)."""
         self.pools = pools
         self.requests = requests
         self.constraints = constraints
@@ -120,6 +129,8 @@ class Search:
     def _one(  # kube's allocateOne, kept in one piece like kube's
         self, ci: int, ri: int, si: int, di: int, *, sub_request: bool, start: tuple[int, int, int]
     ) -> bool:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise AllocationTimeout
         if ci >= len(self.claims):
             return True
         if ri >= len(self.claims[ci].spec.requests):

@@ -34,6 +34,7 @@ allocator), ``claim_binding`` (the port), ``cache.dra_objects`` (the objects).
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -46,6 +47,7 @@ from scheduler.model.errors import ModelError
 from scheduler.model.parse_selectors import node_selector_from_raw
 from scheduler.plugins import names, plugin_args, score_math
 from scheduler.plugins.dynamic_resources.allocation import Allocated, Unschedulable
+from scheduler.plugins.dynamic_resources.allocator import AllocationTimeout
 from scheduler.plugins.dynamic_resources.claim_binding import (
     CLAIM_WRITER,
     FINALIZER,
@@ -297,10 +299,14 @@ class DynamicResources:
         ]
         outcome: Allocated | None = None
         if data.allocator is not None:
+            deadline = time.monotonic() + self.filter_timeout if self.filter_timeout else None
             try:
-                found = data.allocator.allocate(node.name, node.labels)
+                found = data.allocator.allocate(node.name, node.labels, deadline=deadline)
             except AllocationError as exc:
                 return st.error(str(exc))
+            except AllocationTimeout:
+                # kube: an Error, so the pod retries after its backoff (a timeout may pass).
+                return st.error(f"node {node.name}: timed out trying to allocate devices")
             if isinstance(found, Unschedulable):
                 return st.unresolvable(found.reason)
             outcome = found

@@ -15,6 +15,7 @@ from scheduler.model.parse_dra_slices import resource_slice_from_raw
 from scheduler.plugins.dynamic_resources import cel_env
 from scheduler.plugins.dynamic_resources.allocated_state import AllocatedState
 from scheduler.plugins.dynamic_resources.allocation import Allocated, PodAllocator
+from scheduler.plugins.dynamic_resources.allocator import AllocationTimeout
 from scheduler.plugins.dynamic_resources.pools import SliceIndex
 from scheduler.plugins.dynamic_resources.requests import AllocationError, Features
 from scheduler.plugins.dynamic_resources.result_api import allocation_to_api
@@ -238,9 +239,10 @@ def run_allocate(
     allocated: list[tuple[str, str, str]] = (),  # type: ignore[assignment]
     allocated_claims: list[J] = (),  # type: ignore[assignment]
     features: Features = Features(),  # noqa: B008
+    deadline: float | None = None,
 ) -> list[J] | str:
-    """Allocate on one node: the canonical results, the unschedulable reason, or
-    ``"error: <text>"`` for an AllocationError."""
+    """Allocate on one node: the canonical results, the unschedulable reason,
+    ``"error: <text>"`` for an AllocationError, or ``"timeout"`` past ``deadline``."""
     parsed_claims: list[ResourceClaim] = [resource_claim_from_raw(c) for c in claims]
     parsed_classes: dict[str, DeviceClass] = {
         c.name: c for c in (device_class_from_raw(c) for c in classes)
@@ -263,9 +265,11 @@ def run_allocate(
         share_id=lambda: FIXED_SHARE_ID,
     )
     try:
-        outcome = allocator.allocate(node, node_labels(region))
+        outcome = allocator.allocate(node, node_labels(region), deadline=deadline)
     except AllocationError as exc:
         return f"error: {exc}"
+    except AllocationTimeout:
+        return "timeout"
     if isinstance(outcome, Allocated):
         return [_canonical(allocation_to_api(a)) for a in outcome.results]
     return outcome.reason

@@ -9,6 +9,7 @@ features it names and every other feature off.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -2268,3 +2269,16 @@ def test_allocate(inputs: dict[str, Any], want: Any) -> None:
         assert want.removeprefix("error~ ") in got
     else:
         assert got == want
+
+
+def test_a_search_past_its_deadline_gives_up() -> None:
+    """DRASchedulerFilterTimeout: the search stops once its deadline has passed (the
+    plugin turns that into kube's Error "node N: timed out trying to allocate devices");
+    with time left it allocates as before."""
+    inputs: dict[str, Any] = {
+        "claims": [claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        "classes": CLASSES_A,
+        "slices": [gen_slice(SLICE1, NODE1, DEVICE1, 1)],
+    }
+    assert run_allocate(**inputs, deadline=time.monotonic() - 1) == "timeout"
+    assert run_allocate(**inputs, deadline=time.monotonic() + 60) == run_allocate(**inputs)
