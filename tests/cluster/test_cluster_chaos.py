@@ -61,7 +61,13 @@ async def test_every_pod_ends_bound_once_within_capacity(
     record = await chaos_run.run(
         SCENARIOS[scenario], scheduler, nodes=NODES, pods=PODS, workdir=tmp_path, wait_s=90
     )
-    assert not violations(record), record.get("failure_detail") or record
+    broken = violations(record)
+    if scheduler == "kube":
+        # The reference is held to what it guarantees: kube-scheduler too can bind a pod to
+        # a node deleted while the bind is on its way, or decide a pod twice after a lost
+        # answer; those are ours' invariants (bench.chaos reports them for both).
+        broken = [v for v in broken if not v.startswith(("on_deleted_nodes", "binds_already"))]
+    assert not broken, record.get("failure_detail") or record
     expected = PODS - record["deleted_pods"]
     assert record["bound"] + record["terminating"] >= expected, record
     # The audit log loses the requests in flight when kube-apiserver is SIGKILLed: binds
