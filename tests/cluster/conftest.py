@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import kubernetes
 import pytest
 
+from bench.scheduler_perf.suite import SuiteError, suite_root
 from controlplane.launcher import ControlPlane
 from controlplane.processes import missing_binaries
 from scheduler.sim import workload
@@ -37,6 +38,21 @@ NODES = 4
 FORBIDDEN = re.compile(r"forbidden: User .* cannot [a-z]+ resource")
 """How an RBAC refusal reads (in our ``kube.errors`` text and in kopf's quotes alike). Other
 403s are admission's, e.g. an Event into a namespace being deleted."""
+
+
+@pytest.fixture
+def bench_prerequisites() -> None:
+    """The benchmarks' small forms need the control plane and kube's scheduler_perf files
+    in the pinned module (both there after ``make controlplane``)."""
+    reason = missing_binaries()
+    if reason:
+        if os.environ.get(REQUIRE):
+            pytest.fail(f"cluster tier required ({REQUIRE}) but {reason}")
+        pytest.skip(f"cluster tier skipped: {reason}")
+    try:
+        suite_root()
+    except SuiteError as exc:
+        pytest.skip(str(exc))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -4,15 +4,11 @@ with its claim allocated on the pod's node and reserved for it; ours batches the
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 import pytest
 
 from bench.dra import backlog
-from bench.scheduler_perf.suite import SuiteError
-from controlplane.processes import missing_binaries
-from tests.cluster.conftest import REQUIRE
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,17 +16,7 @@ if TYPE_CHECKING:
 SHAPE = backlog.Shape(nodes=20, devices=4, pods=60)
 
 
-@pytest.fixture(autouse=True)
-def _prerequisites() -> None:
-    reason = missing_binaries()
-    if reason:
-        if os.environ.get(REQUIRE):
-            pytest.fail(f"cluster tier required ({REQUIRE}) but {reason}")
-        pytest.skip(f"cluster tier skipped: {reason}")
-    try:
-        backlog.selected()
-    except SuiteError as exc:
-        pytest.skip(str(exc))
+pytestmark = pytest.mark.usefixtures("bench_prerequisites")
 
 
 @pytest.mark.parametrize("scheduler", ["kube", "ours"])

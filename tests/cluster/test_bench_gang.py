@@ -5,15 +5,11 @@ pods beside it bind."""
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import TYPE_CHECKING
 
 import pytest
 
 from bench.gang import backlog, shapes
-from bench.scheduler_perf.suite import SuiteError
-from controlplane.processes import missing_binaries
-from tests.cluster.conftest import REQUIRE
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -21,17 +17,7 @@ if TYPE_CHECKING:
 NODES = 30
 
 
-@pytest.fixture(autouse=True)
-def _prerequisites() -> None:
-    reason = missing_binaries()
-    if reason:
-        if os.environ.get(REQUIRE):
-            pytest.fail(f"cluster tier required ({REQUIRE}) but {reason}")
-        pytest.skip(f"cluster tier skipped: {reason}")
-    try:
-        shapes.gang_selected()
-    except SuiteError as exc:
-        pytest.skip(str(exc))
+pytestmark = pytest.mark.usefixtures("bench_prerequisites")
 
 
 @pytest.mark.parametrize("scheduler", ["kube", "ours"])

@@ -5,7 +5,6 @@ and for kube-scheduler beside it where a run is cheap (issue 37)."""
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 import pytest
@@ -13,10 +12,6 @@ import pytest
 from bench.chaos import run as chaos_run
 from bench.chaos.report import violations
 from bench.chaos.scenarios import SCENARIOS
-from bench.gang import shapes
-from bench.scheduler_perf.suite import SuiteError
-from controlplane.processes import missing_binaries
-from tests.cluster.conftest import REQUIRE
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -25,17 +20,7 @@ NODES = 30
 PODS = 200
 
 
-@pytest.fixture(autouse=True)
-def _prerequisites() -> None:
-    reason = missing_binaries()
-    if reason:
-        if os.environ.get(REQUIRE):
-            pytest.fail(f"cluster tier required ({REQUIRE}) but {reason}")
-        pytest.skip(f"cluster tier skipped: {reason}")
-    try:
-        shapes.gang_selected()
-    except SuiteError as exc:
-        pytest.skip(str(exc))
+pytestmark = pytest.mark.usefixtures("bench_prerequisites")
 
 
 @pytest.mark.parametrize(
