@@ -14,9 +14,12 @@ What a preemption writes, as kube-scheduler v1.37 writes it (``prepareCandidate`
    cleared (``clear_nominated_node``), as kube's clearNominatedNodeName.
 
 ``preempt`` and ``clear_nominated_node`` only queue; worker tasks (a ``workers.WorkerPool``
-of at most ``concurrency``) do the writes. Errors are logged and dropped: the preemptor is
-retried by the queue anyway, and its next cycle sees what the watch then shows (a victim
-that was not deleted is found again; kube's PreemptPod errors end the same way).
+of at most ``concurrency``) do the writes. The ``Preempted`` Events are queued behind the
+evictions in a lane of their own (kube's event recorder posts them apart from the
+preemption too), so a worker never holds a preemption back while it posts them. Errors
+are logged and dropped: the preemptor is retried by the queue anyway, and its next cycle
+sees what the watch then shows (a victim that was not deleted is found again; kube's
+PreemptPod errors end the same way).
 
 A preemption *runs* (``is_running``, ``cycle.ports.TrackedPreemptor``) from ``preempt``
 until every victim's DELETE has been answered; then the ``on_finished`` callback hears of
@@ -85,7 +88,18 @@ class _GroupPreempt:
         return self.nominations[0][0]
 
 
-Job = _Preempt | _Clear | _GroupPreempt
+@dataclass(frozen=True, slots=True)
+class _Event:
+    """A ``Preempted`` Event, posted after every eviction queued before it."""
+
+    pod: Pod
+    """The victim the Event is about."""
+    body: dict[str, Any]
+
+
+Job = _Preempt | _Clear | _GroupPreempt | _Event
+EVICTIONS, EVENTS = 0, 1
+"""The pool's lanes: evictions and nominations first, then the Events."""
 
 
 def disruption_condition(preemptor: Pod, now: float, *, what: str = "pod") -> dict[str, Any]:
@@ -158,12 +172,14 @@ class ApiPreemptor:
         *,
         identity: str,
         component: str = "batch-scheduler",
-        concurrency: int = 4,
+        concurrency: int = 16,
         wall_clock: Callable[[], float] = time.time,
         leading: Callable[[], bool] | None = None,
     ) -> None:
         """``leading``: whether this replica may still write (the leader elector's
-        ``is_open``); None: always (no leader election)."""
+        ``is_open``); None: always (no leader election). ``concurrency``: jobs written at
+        once (kube runs each preemption in a goroutine of its own and deletes a
+        preemption's victims 16 at a time)."""
         if concurrency < 1:
             raise ValueError(f"preemption concurrency must be >= 1, got {concurrency}")
         self._api = api
@@ -175,7 +191,7 @@ class ApiPreemptor:
         self._running: set[Uid] = set()
         self._finished: PreemptionFinished | None = None
         self._pool: workers.WorkerPool[Job] = workers.WorkerPool(
-            "preemption", self._work, limit=concurrency, describe=_describe
+            "preemption", self._work, limit=concurrency, lanes=2, describe=_describe
         )
         self.deleted = 0
         """Victims deleted."""
@@ -213,7 +229,8 @@ class ApiPreemptor:
         self._finished = callback
 
     def _push(self, job: Job) -> None:
-        if not self._pool.submit(job):
+        lane = EVENTS if isinstance(job, _Event) else EVICTIONS
+        if not self._pool.submit(job, lane=lane):
             self._drop(job, "shut down")
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -232,6 +249,9 @@ class ApiPreemptor:
 
     def _drop(self, job: Job, reason: str) -> None:
         self.dropped += 1
+        if isinstance(job, _Event):
+            log.info("preempted_event_dropped", victim=job.pod.key, reason=reason)
+            return
         log.warning("preemption_dropped", pod=job.pod.key, reason=reason)
         if isinstance(job, _Preempt):
             self._finish(job.pod.uid, ok=False)
@@ -256,6 +276,8 @@ class ApiPreemptor:
             await self._preempt(job)
         elif isinstance(job, _GroupPreempt):
             await self._preempt_group(job)
+        elif isinstance(job, _Event):
+            await self._post(job.pod, job.body)
         else:
             await self._set_nominated_node(job.pod, "")
 
@@ -283,7 +305,7 @@ class ApiPreemptor:
                     now=now,
                     pod_group=job.pod_group,
                 )
-                await self._post(victim, event)
+                self._push(_Event(victim, event))
 
     async def _preempt(self, job: _Preempt) -> None:
         ok = False
@@ -305,7 +327,15 @@ class ApiPreemptor:
             victims=[victim.key for victim in job.victims],
         )
         for victim in evicted:
-            await self._post_preempted_event(victim, job, now)
+            event = preempted_event(
+                victim,
+                job.pod,
+                job.node,
+                component=self.component,
+                identity=self.identity,
+                now=now,
+            )
+            self._push(_Event(victim, event))
 
     async def _evict(
         self, victim: Pod, preemptor: Pod, now: float, *, what: str = "pod"
@@ -339,17 +369,6 @@ class ApiPreemptor:
             return None
         self.deleted += 1
         return True
-
-    async def _post_preempted_event(self, victim: Pod, job: _Preempt, now: float) -> None:
-        event = preempted_event(
-            victim,
-            job.pod,
-            job.node,
-            component=self.component,
-            identity=self.identity,
-            now=now,
-        )
-        await self._post(victim, event)
 
     async def _post(self, victim: Pod, event: dict[str, Any]) -> None:
         try:

@@ -183,6 +183,29 @@ async def test_running_until_every_delete_is_answered(api: ApiClient, recording:
 
 
 @pytest.mark.usefixtures("classes")
+async def test_events_wait_behind_the_evictions(api: ApiClient, recording: Recording) -> None:
+    """The ``Preempted`` Events of a preemption do not hold the next one back: with one
+    worker, the second preemption's DELETE goes out before the first one's Event."""
+    victims = [
+        await create_pod(api, f"low-{i}", node_name=NODE, priority_class="low") for i in range(2)
+    ]
+    preemptors = [await create_pod(api, f"high-{i}", priority_class="high") for i in range(2)]
+    writer = ApiPreemptor(recording, identity="sched-1", concurrency=1)  # type: ignore[arg-type]
+    for preemptor, victim in zip(preemptors, victims, strict=True):
+        writer.preempt(preemptor, NODE, [victim])
+    assert await writer.drain(5.0)
+    writes = [(c[0], c[1].rsplit("/", 1)[-1]) for c in recording.calls if c[0] != "PATCH"]
+    assert writes == [
+        ("DELETE", "low-0"),
+        ("DELETE", "low-1"),
+        ("POST", "events"),
+        ("POST", "events"),
+    ]
+    assert len(await _events(api, "Preempted")) == 2
+    await writer.close()
+
+
+@pytest.mark.usefixtures("classes")
 async def test_failed_eviction_finishes_not_ok(api: ApiClient) -> None:
     """A DELETE refused by the API: the preemption ends, and says it failed."""
 
