@@ -109,8 +109,10 @@ class LocalBinder:
 def attempt_queued(scheduler: Scheduler) -> Iterator[tuple[Pod, str | None]]:
     """Pop and schedule every pod the queue hands out now, in queue order, yielding each
     pod right after its attempt with the node it is on then (None: not placed). Pods in
-    backoff or unschedulable stay queued: the caller moves the clock or sends events."""
-    while popped := scheduler.queue.try_pop():
+    backoff or unschedulable stay queued: the caller moves the clock or sends events (the
+    live loop's ``pop`` takes from the backoff early when nothing is active, as kube's
+    SchedulerPopFromBackoffQ; an offline pass keeps to what is active)."""
+    while popped := scheduler.queue.try_pop(early=False):
         if isinstance(popped, QueuedPodGroupInfo):
             members = [info.pod for info in popped.ordered()]
             scheduler.schedule_group(popped)

@@ -4,8 +4,11 @@ of one signature, groups whole.
 - active: ordered by priority (higher first), then by the time the entity entered the pool
   (kube's PrioritySort);
 - backoff: entities whose last attempt erred, was rejected (groups) or whose bind failed,
-  each until its backoff (``initial * 2^(attempts-1)``, capped at ``max``; a group's cap
-  grows with the square root of its size, as kube's) expires;
+  and pods a cluster event moved out of the unschedulable pool, each until its backoff
+  (``initial * 2^(attempts-1)``, capped at ``max``; a group's cap grows with the square
+  root of its size, as kube's) expires. When the active pool is empty, ``pop`` takes the
+  event-moved pod whose backoff ends first, at once (kube's SchedulerPopFromBackoffQ, on
+  by default since v1.33; an erred pod waits its backoff out there too);
 - unschedulable: pods no node fits, and groups a PreEnqueue plugin holds back (gated); a
   cluster event that may help such a pod moves it back, and so does staying longer than
   ``max_unschedulable_seconds``. Which event may help which pod is ``wakes``
@@ -24,7 +27,8 @@ queued alone but joins its group's entity, which waits in the same pools
 cycle; queueing/group_queue.py (``groups``) keeps them.
 
 Held back (kube's PreEnqueue): ``hold``, when set, is asked each time a pod would enter
-the active pool; True sends it to the unschedulable pool instead (a pod whose preemption
+the active pool or the backoff pool it may be popped from early; True sends it to the
+unschedulable pool instead (a pod whose preemption
 is still evicting, cycle/failure.py). ``activate`` moves it back once that ends.
 
 Nominations (``queueing.nominator``): the queue owns the Nominator; a pod that leaves the
@@ -221,11 +225,19 @@ class SchedulingQueue:
             self.pools.ready.clear()
             await self.pools.ready.wait()
 
-    def try_pop(self) -> Run | QueuedPodGroupInfo | None:
-        """The head of the active pool, popped (as a run, or a group), or None when empty."""
+    def try_pop(self, *, early: bool = True) -> Run | QueuedPodGroupInfo | None:
+        """The head of the active pool, popped (as a run, or a group); when that is empty
+        and ``early``, the head of the poppable backoff; None when there is none."""
         head = self.pools.peek(self._entity)
         if head is None:
-            return None
+            if not early:
+                return None
+            backed_off = self.pools.pop_backoff_head(self._entity)
+            if backed_off is None:
+                return None
+            assert isinstance(backed_off, QueuedPodInfo)
+            self._take(backed_off)
+            return Run(self, backed_off)
         self.pools.drop_head()
         if isinstance(head, QueuedPodGroupInfo):
             self.groups.take(head)
@@ -270,7 +282,7 @@ class SchedulingQueue:
         if self.groups.requeue(info) or info.pod.uid in self._pods:
             return
         now = info.failed_at = self.clock.now()
-        self._to_backoff_or_active(info, now)
+        self._to_backoff_or_active(info, now, poppable=False)
 
     def put_back_group(self, group: QueuedPodGroupInfo) -> None:
         """A popped group that was not tried (leadership lost) goes back as it was."""
@@ -291,7 +303,7 @@ class SchedulingQueue:
         for info in list(self._unschedulable.values()):
             if wake.worth_requeuing(event, info.unschedulable_plugins):
                 self._leave(info)
-                self._to_backoff_or_active(info, now)
+                self._to_backoff_or_active(info, now, poppable=bool(info.unschedulable_plugins))
                 moved += 1
         return moved
 
@@ -310,7 +322,7 @@ class SchedulingQueue:
         stale = [i for i in self._unschedulable.values() if i.pool_since <= limit]
         for info in stale:
             self._leave(info)
-            self._to_backoff_or_active(info, now)
+            self._to_backoff_or_active(info, now, poppable=bool(info.unschedulable_plugins))
         self.groups.flush_gated(limit)
 
     def activate(self, uid: Uid) -> bool:
@@ -335,13 +347,22 @@ class SchedulingQueue:
         pod = self._pods.get(cast("Uid", key))
         return pod if pod is not None else self.groups.entities.get(cast("GroupKey", key))
 
-    def _to_backoff_or_active(self, info: QueuedPodInfo, now: float) -> None:
+    def _to_backoff_or_active(self, info: QueuedPodInfo, now: float, *, poppable: bool) -> None:
+        """``poppable``: rejected by plugins, not erred (kube's entityBackoffQ, which ``pop``
+        may take from early; kube runs PreEnqueue as a pod enters it)."""
         until = info.failed_at + self.backoff_duration(info.attempts) if info.attempts else now
-        if until > now:
+        if until <= now:
+            self._enter_active(info, now)
+        elif not poppable:
             self._enter(info, Pool.BACKOFF, now)
             self.pools.push_backoff(until, info.seq, info.pod.uid)
+        elif self.hold is not None and self.hold(info.pod):
+            self._enter(info, Pool.UNSCHEDULABLE, now)
         else:
-            self._enter_active(info, now)
+            self._enter(info, Pool.BACKOFF, now)
+            self.pools.push_poppable(
+                until, info.pod.priority, info.failed_at, info.seq, info.pod.uid
+            )
 
     def _enter_active(self, info: QueuedPodInfo, now: float) -> None:
         if self.hold is not None and self.hold(info.pod):

@@ -148,6 +148,32 @@ def test_backoff_doubles_to_the_cap_and_expires() -> None:
     assert [i.pod.name for i in queue.try_pop()] == ["p"]
 
 
+def test_idle_pop_takes_a_woken_pod_before_its_backoff_ends() -> None:
+    """kube's SchedulerPopFromBackoffQ: with nothing active, a pod an event moved into the
+    backoff is popped at once (the one whose backoff ends first, then the higher priority);
+    an erred pod waits its backoff out, and an active pod still comes first."""
+    clock = FakeClock()
+    queue = SchedulingQueue(clock=clock, initial_backoff=1, max_backoff=8)
+    queue.wakes = WAKES
+    for name, priority in (("first", 0), ("second", 0), ("urgent", 9), ("erred", 99)):
+        queue.add(_pod(name, priority), None)
+    infos = {info.pod.name: info for run in iter(queue.try_pop, None) for info in run}
+    queue.requeue_backoff(infos["erred"])
+    clock.advance(0.1)
+    queue.requeue_unschedulable(infos["first"], frozenset({"Fit"}))
+    clock.advance(0.1)
+    for name in ("second", "urgent"):
+        queue.requeue_unschedulable(infos[name], frozenset({"Fit"}))
+    assert queue.on_cluster_event(ClusterEvent.NODE_ADD) == 3
+    assert queue.pending()["backoff"] == 4
+    assert queue.try_pop(early=False) is None  # an offline pass keeps to what is active
+    queue.add(_pod("new"), None)
+    assert _keys(queue) == [["new"], ["first"], ["urgent"], ["second"]]
+    clock.advance(1)
+    queue.flush()
+    assert _keys(queue) == [["erred"]]
+
+
 def test_unschedulable_pods_wait_for_a_helpful_event() -> None:
     """A pod wakes only on an event a plugin that rejected it registered."""
     clock = FakeClock()
