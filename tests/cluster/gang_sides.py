@@ -62,14 +62,15 @@ def priority_class(priority: int) -> str:
     return f"gang-priority-{priority}"
 
 
-def config(*, kubeconfig: Path | None = None) -> Json:
-    """Both schedulers' KubeSchedulerConfiguration: kube's defaults but the backoff."""
+def config(*, kubeconfig: Path | None = None, backoff: int = 1) -> Json:
+    """Both schedulers' KubeSchedulerConfiguration: kube's defaults but the backoff (initial
+    and maximum, seconds)."""
     doc: Json = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "leaderElection": {"leaderElect": False},
-        "podInitialBackoffSeconds": 1,
-        "podMaxBackoffSeconds": 1,
+        "podInitialBackoffSeconds": backoff,
+        "podMaxBackoffSeconds": backoff,
     }
     if kubeconfig is not None:
         doc["clientConnection"] = {"kubeconfig": str(kubeconfig), "qps": 200, "burst": 400}
@@ -79,9 +80,10 @@ def config(*, kubeconfig: Path | None = None) -> Json:
 class KubeScheduler:
     """kube-scheduler v1.37.2 as a process of our own (so a test may SIGKILL it)."""
 
-    def __init__(self, cp: ControlPlane, workdir: Path) -> None:
+    def __init__(self, cp: ControlPlane, workdir: Path, backoff: int = 1) -> None:
         self.cp = cp
         self.workdir = workdir
+        self.backoff = backoff
         self.starts = 0
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
@@ -90,7 +92,7 @@ class KubeScheduler:
         self.starts += 1
         kubeconfig = self.cp.client_kubeconfig("scheduler", "system:kube-scheduler")
         path = self.workdir / "kube-scheduler.yaml"
-        path.write_text(yaml.safe_dump(config(kubeconfig=kubeconfig)))
+        path.write_text(yaml.safe_dump(config(kubeconfig=kubeconfig, backoff=self.backoff)))
         port = free_port()
         cmd = [str(self.cp.bin / "kube-scheduler"), f"--config={path}", f"--feature-gates={GATE}"]
         cmd += [*self.cp.kube_scheduler_flags(port), "--v=2"]
@@ -139,9 +141,10 @@ class KubeScheduler:
 class Ours:
     """``batch-scheduler run`` with the gate, as its ServiceAccount, batching every pod."""
 
-    def __init__(self, cp: ControlPlane, workdir: Path) -> None:
+    def __init__(self, cp: ControlPlane, workdir: Path, backoff: int = 1) -> None:
         self.cp = cp
         self.workdir = workdir
+        self.backoff = backoff
         self.procs: list[SchedulerProc] = []
 
     @property
@@ -150,7 +153,7 @@ class Ours:
 
     def start(self) -> None:
         path = self.workdir / "ours.yaml"
-        path.write_text(yaml.safe_dump(config()))
+        path.write_text(yaml.safe_dump(config(backoff=self.backoff)))
         log = self.workdir / f"ours-{len(self.procs) + 1}.log"
         args = ("--config", str(path), "--feature-gates", GATE, "--batching", "all")
         proc = SchedulerProc(self.cp.scheduler_kubeconfig, log, *args)
@@ -181,14 +184,16 @@ class GangCluster:
 
     @classmethod
     @contextlib.contextmanager
-    def start(cls, workdir: Path) -> Iterator[GangCluster]:
-        """Start everything; yield; stop everything (ours checked for a clean exit)."""
+    def start(cls, workdir: Path, *, backoff: int = 1) -> Iterator[GangCluster]:
+        """Start everything; yield; stop everything (ours checked for a clean exit).
+        ``backoff``: both schedulers' initial and maximum pod backoff, seconds."""
         with ControlPlane.start(workdir / "cp", controller_manager=False, feature_gates=GATE) as cp:
             context = ssl.create_default_context(cafile=str(cp.pki.ca_cert))
             cert, key = cp.pki.client("admin")
             context.load_cert_chain(str(cert), str(key))
             api = Backend("kube-apiserver", cp.api_url, context, lambda: None)
-            cluster = cls(cp, api, KubeScheduler(cp, workdir), Ours(cp, workdir))
+            sides = KubeScheduler(cp, workdir, backoff), Ours(cp, workdir, backoff)
+            cluster = cls(cp, api, *sides)
             for priority in PRIORITIES:
                 body = {
                     "apiVersion": "scheduling.k8s.io/v1",
