@@ -179,7 +179,8 @@ class Reporter:
         self._since: cachetools.LRUCache[str, str] = cachetools.LRUCache(maxsize=RECENT_LIMIT)
         """UID -> lastTransitionTime of the PodScheduled=False we wrote."""
         self._latest: cachetools.LRUCache[str, int] = cachetools.LRUCache(maxsize=RECENT_LIMIT)
-        """UID -> number of the newest report about the pod."""
+        """UID -> number of the newest report about the pod, while it is being written (a
+        report older than it writes no condition; none here: superseded too)."""
         self._seq = itertools.count(1)
         self._last_name_ns = 0
         self._warned: dict[int, float] = {}
@@ -234,6 +235,11 @@ class Reporter:
         self._offer(pod, "Warning", FAILED_SCHEDULING, message, SCHEDULER_ERROR, "Scheduling")
 
     @property
+    def tracked(self) -> int:
+        """Pods whose newest report is still being written."""
+        return len(self._latest)
+
+    @property
     def pending(self) -> int:
         """Items queued and not yet taken by a worker (waiting retries not included)."""
         return self._pool.pending
@@ -282,6 +288,7 @@ class Reporter:
         """The queue was full and ``victim`` (the oldest of the last lane) left it."""
         if victim.condition_reason is not None:  # unwritten: let the next attempt report it
             self._recent.pop((str(victim.pod.uid), victim.reason, victim.message), None)
+        self._ended(victim)
         self.metrics.events_dropped.inc()
         self._dropped += 1  # for the log's throttle: reading the metric walks the registry
         if self._dropped == 1 or self._dropped % 1000 == 0:
@@ -315,7 +322,7 @@ class Reporter:
         """One write; an exception is logged by the pool (``worker_crashed``)."""
         pod = item.pod
         if item.condition_reason is not None:
-            if self._latest.get(str(pod.uid), item.seq) != item.seq:
+            if self._latest.get(str(pod.uid)) != item.seq:
                 item.condition_reason = None  # a newer report writes the condition
             else:
                 path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
@@ -325,7 +332,7 @@ class Reporter:
                     "PATCH", path, patch, item, content_type=client.STRATEGIC_MERGE_PATCH
                 )
                 if not done:
-                    return  # retried later, given up, or the pod is gone (no Event then)
+                    return  # retried later, or ended (given up, or the pod is gone)
                 self._since[str(pod.uid)] = since
                 item.condition_reason = None
                 self._observe("condition", item)
@@ -336,6 +343,15 @@ class Reporter:
         path = f"/api/v1/namespaces/{pod.namespace}/events"
         if await self._call("POST", path, item.event, item):
             self._observe("event", item)
+            self._ended(item)
+
+    def _ended(self, item: _Item) -> None:
+        """``item`` is written, given up or dropped: if it was the pod's newest report, the
+        pod is forgotten (a report of every bound pod would otherwise stay until
+        ``RECENT_LIMIT`` pods pushed it out: 100 000 entries, about 25 MB)."""
+        uid = str(item.pod.uid)
+        if self._latest.get(uid) == item.seq:
+            del self._latest[uid]
 
     def _observe(self, kind: str, item: _Item) -> None:
         """A write done: its delay (and so the count of writes of ``kind``)."""
@@ -358,6 +374,7 @@ class Reporter:
             )
             return True
         except errors.NotFound:
+            self._ended(item)
             return False
         except errors.Conflict as e:
             if method == "POST" and e.reason == "AlreadyExists":
@@ -390,6 +407,7 @@ class Reporter:
 
     def _give_up(self, error: errors.ApiError, item: _Item) -> None:
         self.metrics.report_failures.inc()
+        self._ended(item)
         # Not written: the next scheduling attempt must report again, not be de-duplicated.
         self._recent.pop((str(item.pod.uid), item.reason, item.message), None)
         now = self._clock.now()

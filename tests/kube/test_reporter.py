@@ -311,6 +311,27 @@ async def test_superseded_retry_writes_no_stale_condition(
     assert reporter.patched == 1
 
 
+async def test_written_reports_leave_nothing_behind(
+    api: ApiClient, reporter: Reporter, sim: SimServer
+) -> None:
+    """Once its reports are written the reporter forgets a pod (a soak's bound pods grew it
+    by 25 MB); a condition retry that a later Scheduled report overtook stays unwritten."""
+    pods = [await create_pod(api, f"w{i}") for i in range(20)]
+    for pod in pods[1:]:
+        reporter.scheduled(pod, "node-1")
+    FailFirst(sim, "patch", 1, 503)
+    reporter.unschedulable(pods[0], "no room")
+    async with asyncio.timeout(2):  # its condition waits for the retry
+        while not reporter.retried:  # noqa: ASYNC110 - a counter, not an event, to watch
+            await asyncio.sleep(0.001)
+    reporter.scheduled(pods[0], "node-1")
+    assert await reporter.drain(5.0)
+    assert reporter.tracked == 0
+    assert await _condition(api, "w0") is None
+    assert reporter.patched == 0
+    assert reporter.posted == 21  # 20 Scheduled, and the FailedScheduling Event
+
+
 async def test_full_queue_drops_oldest_event(api: ApiClient, clock: FakeClock) -> None:
     """With the queue full, the oldest Event goes first and conditions are kept."""
     metrics = Metrics()
