@@ -163,6 +163,8 @@ class ApiClient:
     def _timeout(self, seconds: float) -> aiohttp.ClientTimeout:
         limit = self._timeouts.get(seconds)
         if limit is None:
+            if len(self._timeouts) >= 64:  # computed ones (a lease's remaining time) vary
+                self._timeouts.clear()
             limit = self._timeouts[seconds] = aiohttp.ClientTimeout(total=seconds)
         return limit
 

@@ -127,6 +127,14 @@ async def test_timeout_is_a_transport_error(api: ApiClient, sim: SimServer) -> N
         await api.request("GET", "/api/v1/nodes", timeout=0.1, retries=1)
 
 
+async def test_computed_timeouts_do_not_pile_up(api: ApiClient) -> None:
+    """Each distinct timeout (a lease renewal passes the time its deadline leaves) makes
+    an aiohttp timeout object; the client keeps a bounded number of them."""
+    for i in range(500):
+        await api.request("GET", "/api/v1/nodes", timeout=5.0 + i / 1000)
+    assert len(api._timeouts) <= 64
+
+
 async def test_credentials_for_kopf(api: ApiClient, sim: SimServer) -> None:
     """credentials() carries server and token, and its repr hides the token."""
     creds = api.credentials()
