@@ -26,6 +26,7 @@ plugins), cache.term_index (terms), model.labels (selectors).
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import TYPE_CHECKING, TypeAlias
 
 from scheduler.cache.changes import ChangeFeed
@@ -34,7 +35,7 @@ from scheduler.cache.term_index import TermIndex
 from scheduler.model.labels import Operator
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterator
+    from collections.abc import Collection, Iterator, Mapping
 
     from scheduler.cache.node_info import NodeInfo
     from scheduler.model.keys import Uid
@@ -44,12 +45,14 @@ if TYPE_CHECKING:
 Entry: TypeAlias = "tuple[Pod, NodeInfo]"
 """A cached pod and the NodeInfo that accounts it."""
 
+_NO_COUNTS: Mapping[NodeInfo, int] = MappingProxyType({})
+
 _KEYED = (Operator.EXISTS, Operator.GT, Operator.LT)
 """Requirements that only a pod carrying the key can satisfy (besides ``In``)."""
 
 
 class _Namespace:
-    __slots__ = ("by_label", "pods", "shadowed")
+    __slots__ = ("by_label", "on_nodes", "pods", "shadowed")
 
     def __init__(self) -> None:
         self.pods: dict[Uid, Entry] = {}
@@ -58,6 +61,9 @@ class _Namespace:
         when the newer holder removes the pod, the older entry is indexed again."""
         self.by_label: dict[str, dict[str, dict[Uid, Entry]]] = {}
         """Label key → label value → the pods carrying that label."""
+        self.on_nodes: dict[str, dict[str, dict[NodeInfo, int]]] = {}
+        """Label key → label value → how many pods carrying that label, not terminating,
+        each NodeInfo holds: PodTopologySpread's counts without a walk over the pods."""
 
 
 class PodIndex:
@@ -92,7 +98,7 @@ class PodIndex:
         else:
             held = ns.pods.get(pod.uid)
             if held is not None:
-                self._unlabel(ns, held[0])
+                self._unlabel(ns, held)
                 if held[1] is not info:
                     ns.shadowed.setdefault(pod.uid, []).append(held)
         self._index(ns, pod, info)
@@ -103,6 +109,7 @@ class PodIndex:
         entry = (pod, info)
         ns.pods[pod.uid] = entry
         by_label = ns.by_label
+        on_nodes = None if pod.deleting else ns.on_nodes
         for key, value in pod.labels.items():
             by_value = by_label.get(key)
             if by_value is None:
@@ -112,6 +119,9 @@ class PodIndex:
                 by_value[value] = {pod.uid: entry}
             else:
                 holders[pod.uid] = entry
+            if on_nodes is not None:
+                per_info = on_nodes.setdefault(key, {}).setdefault(value, {})
+                per_info[info] = per_info.get(info, 0) + 1
 
     def remove(self, pod: Pod, info: NodeInfo) -> None:
         """Drop ``info``'s entry for ``pod``: the indexed one (an entry it took over comes
@@ -137,7 +147,7 @@ class PodIndex:
                     del ns.shadowed[uid]
             return
         del ns.pods[uid]
-        self._unlabel(ns, entry[0])
+        self._unlabel(ns, entry)
         aside = ns.shadowed.get(uid)
         if aside:
             previous = aside.pop()
@@ -148,7 +158,8 @@ class PodIndex:
             del self._namespaces[pod.namespace]
 
     @staticmethod
-    def _unlabel(ns: _Namespace, pod: Pod) -> None:
+    def _unlabel(ns: _Namespace, entry: Entry) -> None:
+        pod, info = entry
         for key, value in pod.labels.items():
             by_value = ns.by_label[key]
             holders = by_value[value]
@@ -157,6 +168,18 @@ class PodIndex:
                 del by_value[value]
                 if not by_value:
                     del ns.by_label[key]
+            if not pod.deleting:
+                on_values = ns.on_nodes[key]
+                per_info = on_values[value]
+                left = per_info[info] - 1
+                if left:
+                    per_info[info] = left
+                    continue
+                del per_info[info]
+                if not per_info:
+                    del on_values[value]
+                    if not on_values:
+                        del ns.on_nodes[key]
 
     # -- read side (plugins) ------------------------------------------------------------------
 
@@ -167,6 +190,26 @@ class PodIndex:
     def pods_in(self, namespace: str) -> Collection[Entry]:
         ns = self._namespaces.get(namespace)
         return ns.pods.values() if ns is not None else ()
+
+    def counts_on_nodes(
+        self, namespace: str, selector: LabelSelector
+    ) -> Mapping[NodeInfo, int] | None:
+        """For a selector of one ``key In (value)`` requirement (a one-label matchLabels, a
+        one-label Service): how many pods of ``namespace`` it matches, terminating ones
+        left out, each NodeInfo holds, as kept with every add and remove (read it before
+        the index changes again; never write it). None for any other selector: walk
+        :meth:`matching` instead."""
+        requirements = selector.requirements
+        if len(requirements) != 1:
+            return None
+        req = requirements[0]
+        if req.operator is not Operator.IN or len(req.values) != 1:
+            return None
+        ns = self._namespaces.get(namespace)
+        on_values = ns.on_nodes.get(req.key) if ns is not None else None
+        if on_values is None:
+            return _NO_COUNTS
+        return on_values.get(req.values[0], _NO_COUNTS)
 
     def matching(self, namespace: str, selector: LabelSelector | None) -> Iterator[Entry]:
         """The pods of ``namespace`` whose labels ``selector`` matches (None matches none),
@@ -179,6 +222,7 @@ class PodIndex:
             return
         groups: Collection[dict[Uid, Entry]] = (ns.pods,)
         smallest = len(ns.pods)
+        rest = selector.requirements
         for req in selector.requirements:
             op = req.operator
             if op is not Operator.IN and op not in _KEYED:
@@ -191,11 +235,19 @@ class PodIndex:
             else:
                 found = list(by_value.values())
             size = sum(len(group) for group in found)
-            if size < smallest:
+            if size <= smallest:  # on a tie too: the requirement need not be checked again
                 groups, smallest = found, size
                 if not size:
                     return
-        matches = selector.matches
+                # The groups of an In or Exists requirement hold only pods that meet it.
+                rest = selector.requirements
+                if op is Operator.IN or op is Operator.EXISTS:
+                    rest = tuple(r for r in rest if r is not req)
+        if not rest:
+            for group in groups:
+                yield from group.values()
+            return
+        matches = rest[0].matches if len(rest) == 1 else selector.matches
         for group in groups:
             for entry in group.values():
                 if matches(entry[0].labels):

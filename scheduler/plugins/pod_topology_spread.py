@@ -27,9 +27,10 @@ controller that comes or goes re-signs the queued pods of its namespace
 (``Scheduler.resign``).
 
 Cost (issue 19): the matching pods come from the snapshot's pod index (by namespace and
-label), so a cycle visits the pods a selector matches, not every pod; the number of domains
-comes from the snapshot's node-label counts when every node has the keys and no inclusion
-policy can exclude a node, otherwise from a scan of the nodes (not of their pods).
+label), counted per NodeInfo: for a one-label selector the index keeps those counts, so a
+cycle visits nodes, not pods; for others, the pods the selector matches. The number of
+domains comes from the snapshot's node-label counts when every node has the keys and no
+inclusion policy can exclude a node, otherwise from a scan of the nodes (not their pods).
 
 Neighbours: framework.interfaces (the protocols implemented here), cache.node_info,
 cache.snapshot and cache.workloads (what is counted, and the DefaultSelector),
@@ -64,10 +65,9 @@ from scheduler.plugins.spread_constraints import (
     from_default,
     has_all_keys,
     inclusion_matters,
-    matching_nodes,
     node_included,
     own_constraints,
-    pods_per_node,
+    pods_by_node_info,
     topology_weights,
 )
 
@@ -203,14 +203,14 @@ class PodTopologySpread:
             # Only matching pods are visited (the snapshot's pod index), not every node's.
             counted = counts[i]
             check = inclusion_matters(c, pod)
-            for info in matching_nodes(snapshot, c, pod.namespace):
+            for info, n in pods_by_node_info(snapshot, c, pod.namespace).items():
                 node = info.node
                 if node is None or not has_all_keys(node.labels, constraints):
                     continue
                 if check and not node_included(c, pod, node):
                     continue
                 value = node.labels[c.topology_key]
-                counted[value] = counted.get(value, 0) + 1
+                counted[value] = counted.get(value, 0) + n
         state.write(_PRE_FILTER_KEY, _filter_state(pod, constraints, counts, domains))
         return None, st.SUCCESS
 
@@ -259,65 +259,64 @@ class PodTopologySpread:
         # Nodes need every topology key, except under the System defaults: then a node
         # without the zone label still gets hostname spreading, its zone counting as "".
         require_all = bool(pod.topology_spread_constraints) or not self._system_defaulted
-        # Only domains that hold a filtered node are counted; the hostname domain is counted
-        # per node in Score.
-        counts: tuple[dict[str, int], ...] = tuple({} for _ in constraints)
+        kept = [info.node for info in nodes if info.node is not None]
         ignored: set[str] = set()
-        for info in nodes:
-            node = info.node
-            if node is None:
-                continue
-            if require_all and not has_all_keys(node.labels, constraints):
-                ignored.add(node.name)
-                continue
-            for i, c in enumerate(constraints):
-                if c.topology_key != LABEL_HOSTNAME:
-                    counts[i].setdefault(node.labels.get(c.topology_key, ""), 0)
+        if require_all:
+            ignored = {n.name for n in kept if not has_all_keys(n.labels, constraints)}
+            if ignored:
+                kept = [n for n in kept if n.name not in ignored]
+        # Every domain's count (as the exact path keeps them), then the domains of the
+        # filtered nodes only; the hostname domain is counted per node in Score.
+        every = spread_exact.count_soft(pod, constraints, require_all, snapshot)
+        counts = tuple(
+            {}
+            if c.topology_key == LABEL_HOSTNAME
+            else {
+                value: every.counts[i].get(value, 0)
+                for value in {n.labels.get(c.topology_key, "") for n in kept}
+            }
+            for i, c in enumerate(constraints)
+        )
         weights = topology_weights(
             constraints, [len(counted) for counted in counts], len(nodes) - len(ignored)
         )
-        for i, c in enumerate(constraints):
-            counted = counts[i]
-            if not counted:
-                continue  # hostname, or no domain among the filtered nodes
-            check = inclusion_matters(c, pod)
-            for info in matching_nodes(snapshot, c, pod.namespace):
-                node = info.node
-                if node is None or (require_all and not has_all_keys(node.labels, constraints)):
-                    continue
-                if check and not node_included(c, pod, node):
-                    continue
-                value = node.labels.get(c.topology_key, "")
-                if value in counted:
-                    counted[value] += 1
-        host_counts = tuple(
-            pods_per_node(snapshot, c, pod.namespace) if c.topology_key == LABEL_HOSTNAME else {}
-            for c in constraints
-        )
         state.write(
             _PRE_SCORE_KEY,
-            _PreScoreState(constraints, counts, weights, frozenset(ignored), host_counts),
+            _PreScoreState(constraints, counts, weights, frozenset(ignored), every.host_counts),
         )
         return st.SUCCESS
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Weighted matching-pod count of the node's domains (lower is better until normalized)."""
+        return self.score_nodes(state, pod, (node_info,))[0]
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """``score`` of each node, the state read and each constraint's lookups once."""
         s = state.read(_PRE_SCORE_KEY)
-        node = node_info.node
-        if s is None or node is None or node.name in s.ignored_nodes:
-            return 0
-        total = 0.0
-        for i, c in enumerate(s.constraints):
-            value = node.labels.get(c.topology_key)
-            if value is None:
-                continue
-            if c.topology_key == LABEL_HOSTNAME:
-                found = s.host_counts[i].get(node.name, 0)
-            else:
-                found = s.counts[i].get(value, 0)
+        if s is None:
+            return [0] * len(nodes)
+        terms = [
             # maxSkew - 1 waters down differences between domains (kube's scoreForCount).
-            total += float(found) * s.weights[i] + float(c.max_skew - 1)
-        return score_math.round_half_away(total)
+            (c.topology_key, host, s.host_counts[i] if host else s.counts[i], float(c.max_skew - 1))
+            for i, c in enumerate(s.constraints)
+            for host in (c.topology_key == LABEL_HOSTNAME,)
+        ]
+        ignored = s.ignored_nodes
+        scores: list[int] = []
+        for info in nodes:
+            node = info.node
+            if node is None or node.name in ignored:
+                scores.append(0)
+                continue
+            labels = node.labels
+            total = 0.0
+            for (key, host, counted, watered), weight in zip(terms, s.weights, strict=True):
+                value = labels.get(key)
+                if value is not None:
+                    found = counted.get(node.name if host else value, 0)
+                    total += float(found) * weight + watered
+            scores.append(score_math.round_half_away(total))
+        return scores
 
     def normalize_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]

@@ -19,7 +19,7 @@ from scheduler.plugins.pod_topology_spread_args import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
 
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.snapshot import Snapshot
@@ -115,18 +115,26 @@ def inclusion_matters(c: Constraint, pod: Pod) -> bool:
     )
 
 
-def matching_nodes(snapshot: Snapshot, c: Constraint, namespace: str) -> Iterator[NodeInfo]:
-    """The NodeInfo of every pod the constraint counts, once per pod (so a node as often as
-    it holds such pods), found through the snapshot's pod index: pods of ``namespace`` the
-    selector matches, terminating ones excluded (#87621). A nil or empty selector counts no
-    pod (kube's countPodsMatchSelector), although an empty one still matches the incoming
-    pod itself in Filter."""
+def pods_by_node_info(snapshot: Snapshot, c: Constraint, namespace: str) -> Mapping[NodeInfo, int]:
+    """How many pods the constraint counts on each NodeInfo that holds any: pods of
+    ``namespace`` the selector matches, terminating ones excluded (#87621). A nil or empty
+    selector counts no pod (kube's countPodsMatchSelector), although an empty one still
+    matches the incoming pod itself in Filter. Ghost NodeInfos (``node`` None) are
+    included; callers skip them. Per NodeInfo, so that the node checks after it run once
+    per node, not once per pod; a one-label selector's counts are kept by the pod index,
+    any other's are counted from the pods it matches. Read only."""
     selector = c.selector
     if selector is None or selector.empty:
-        return
-    for other, info in snapshot.pod_index.matching(namespace, selector):
+        return {}
+    index = snapshot.pod_index
+    kept = index.counts_on_nodes(namespace, selector)
+    if kept is not None:
+        return kept
+    counts: dict[NodeInfo, int] = {}
+    for other, info in index.matching(namespace, selector):
         if not other.deleting:
-            yield info
+            counts[info] = counts.get(info, 0) + 1
+    return counts
 
 
 def node_included(c: Constraint, pod: Pod, node: Node) -> bool:
@@ -152,13 +160,13 @@ def matches_required_node_affinity(pod: Pod, node: Node) -> bool:
     return required is None or required.matches(labels, node.name)
 
 
-def pods_per_node(snapshot: Snapshot, c: Constraint, namespace: str) -> dict[str, int]:
-    """Pods the constraint counts, by the name of the node they are on (ghosts left out)."""
+def pods_per_node(counted: Mapping[NodeInfo, int]) -> dict[str, int]:
+    """:func:`pods_by_node_info`'s counts by the name of the node (ghosts left out)."""
     per_node: dict[str, int] = {}
-    for info in matching_nodes(snapshot, c, namespace):
+    for info, n in counted.items():
         node = info.node
         if node is not None:
-            per_node[node.name] = per_node.get(node.name, 0) + 1
+            per_node[node.name] = per_node.get(node.name, 0) + n
     return per_node
 
 

@@ -26,8 +26,8 @@ from scheduler.plugins.pod_topology_spread_args import LABEL_HOSTNAME
 from scheduler.plugins.spread_constraints import (
     has_all_keys,
     inclusion_matters,
-    matching_nodes,
     node_included,
+    pods_by_node_info,
     pods_per_node,
 )
 
@@ -59,24 +59,27 @@ def count_soft(
 ) -> SoftCounts:
     """Count as PreScore does, in every domain."""
     counts: tuple[dict[str, int], ...] = tuple({} for _ in constraints)
+    host_counts: list[dict[str, int]] = []
+    by_selector: dict[int, Mapping[NodeInfo, int]] = {}  # the System defaults share a selector
     for i, c in enumerate(constraints):
+        per_info = by_selector.get(id(c.selector))
+        if per_info is None:
+            per_info = by_selector[id(c.selector)] = pods_by_node_info(snapshot, c, pod.namespace)
         if c.topology_key == LABEL_HOSTNAME:
+            host_counts.append(pods_per_node(per_info))
             continue
+        host_counts.append({})
         counted = counts[i]
         check = inclusion_matters(c, pod)
-        for info in matching_nodes(snapshot, c, pod.namespace):
+        for info, n in per_info.items():
             node = info.node
             if node is None or (require_all and not has_all_keys(node.labels, constraints)):
                 continue
             if check and not node_included(c, pod, node):
                 continue
             value = node.labels.get(c.topology_key, "")
-            counted[value] = counted.get(value, 0) + 1
-    host_counts = tuple(
-        pods_per_node(snapshot, c, pod.namespace) if c.topology_key == LABEL_HOSTNAME else {}
-        for c in constraints
-    )
-    return SoftCounts(constraints, require_all, counts, host_counts)
+            counted[value] = counted.get(value, 0) + n
+    return SoftCounts(constraints, require_all, counts, tuple(host_counts))
 
 
 def update_soft(soft: SoftCounts, pod: Pod, other: Pod, info: NodeInfo, delta: int) -> None:

@@ -176,6 +176,28 @@ Step = Callable[[ClusterState], object]
             {},
             id="key-nobody-carries-matches-none",
         ),
+        pytest.param(
+            [
+                lambda cs: cs.add_pod(pod("x", "n1", app="a", tier="1")),
+                lambda cs: cs.add_pod(pod("y", "n1", app="a", tier="5")),
+                lambda cs: cs.add_pod(pod("z", "n1", app="a")),
+            ],
+            "default",
+            LabelSelector((req("tier", Operator.GT, "3"),)),
+            {"y": "n1"},
+            id="gt-narrows-to-the-key-and-still-compares",
+        ),
+        pytest.param(
+            [
+                lambda cs: cs.add_pod(pod("x", "n1", app="a", tier="t")),
+                lambda cs: cs.add_pod(pod("y", "n1", app="b", tier="t")),
+                lambda cs: cs.add_pod(pod("z", "n2", app="a")),
+            ],
+            "default",
+            LabelSelector((req("tier", Operator.IN, "t"), req("app", Operator.IN, "a"))),
+            {"x": "n1"},
+            id="the-requirements-besides-the-narrowing-one-are-checked",
+        ),
     ],
 )
 def test_matching(
@@ -278,3 +300,60 @@ def test_entry_taken_over_comes_back_when_the_new_holder_removes_it() -> None:
     holder.remove_pod(pod("x").uid)
     assert len(index) == 0
     assert list(index.namespaces()) == []
+
+
+def kept(cs: ClusterState, selector: LabelSelector) -> dict[str, int]:
+    """The index's kept counts for ``selector`` by NodeInfo name ("" for a ghost)."""
+    counts = cs.snapshot.pod_index.counts_on_nodes("default", selector)
+    assert counts is not None
+    return {info.name: n for info, n in counts.items()}
+
+
+def scanned(cs: ClusterState, selector: LabelSelector) -> dict[str, int]:
+    """The same counts from a walk over the matching pods, terminating ones left out."""
+    counts: dict[str, int] = {}
+    for p, info in cs.snapshot.pod_index.matching("default", selector):
+        if not p.deleting:
+            counts[info.name] = counts.get(info.name, 0) + 1
+    return counts
+
+
+def terminating(name: str, node_name: str, **labels: str) -> Pod:
+    raw = make_pod(name, node_name=node_name, labels=labels)
+    raw["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return pod_from_raw(raw)
+
+
+def test_kept_counts_follow_adds_updates_takeovers_and_removes() -> None:
+    """A one-label selector's per-NodeInfo counts are kept as pods come, turn terminating,
+    move between NodeInfos and go, and always equal the walk over the pods."""
+    cs = cluster("n1", "n2")
+    index = cs.snapshot.pod_index
+    assert kept(cs, APP_A) == {}
+    cs.add_pod(pod("x", "n1", app="a"))
+    cs.add_pod(pod("y", "n1", app="a"))
+    cs.add_pod(pod("z", "n2", app="a"))
+    cs.add_pod(pod("w", "n2", app="b"))
+    assert kept(cs, APP_A) == scanned(cs, APP_A) == {"n1": 2, "n2": 1}
+    cs.add_pod(terminating("y", "n1", app="a"))  # an update: y is terminating now
+    assert kept(cs, APP_A) == scanned(cs, APP_A) == {"n1": 1, "n2": 1}
+    other = NodeInfo(node_from_raw(make_node("n3")), pod_index=index)
+    other.add_pod(pod("x", "n3", app="a"))  # takes x over from n1
+    assert kept(cs, APP_A) == scanned(cs, APP_A) == {"n3": 1, "n2": 1}
+    other.remove_pod(pod("x").uid)  # n1's entry comes back
+    assert kept(cs, APP_A) == scanned(cs, APP_A) == {"n1": 1, "n2": 1}
+    for name in ("y", "x", "z"):
+        cs.remove_pod(pod(name).uid)
+    assert kept(cs, APP_A) == {}
+    assert kept(cs, LabelSelector((req("app", Operator.IN, "b"),))) == {"n2": 1}
+
+
+def test_only_one_label_selectors_have_kept_counts() -> None:
+    index = cluster("n1").snapshot.pod_index
+    assert (
+        index.counts_on_nodes("default", LabelSelector((req("app", Operator.IN, "a", "b"),)))
+        is None
+    )
+    assert index.counts_on_nodes("default", LabelSelector((req("app", Operator.EXISTS),))) is None
+    two = LabelSelector((req("app", Operator.IN, "a"), req("tier", Operator.IN, "t")))
+    assert index.counts_on_nodes("default", two) is None
