@@ -267,10 +267,15 @@ class BindingCycles:
             self.reporter.scheduled(pod, request.node)
             profile.binding.run_post_bind(request.state, pod, request.node)
             return
+        gone = self.cluster.get_pod(pod.uid) is None  # its DELETE came while it was bound
         self._release(request)
-        if result is BindResult.GONE or (result is BindResult.CONFLICT and settled(message)):
-            # Bound by someone else, being deleted, or another pod by now: nothing to retry
-            # (kube requeues only what its informer still shows pending).
+        if (
+            gone
+            or result is BindResult.GONE
+            or (result is BindResult.CONFLICT and settled(message))
+        ):
+            # Deleted, bound by someone else, being deleted, or another pod by now: nothing
+            # to retry (kube requeues only what its informer still shows pending).
             log.info("bind_dropped", pod=pod.key, node=request.node, result=result, error=message)
             self.queue.done(pod.uid)
             return

@@ -167,3 +167,18 @@ def test_a_409_drops_the_pod_only_when_it_settles_it(message: str, requeued: boo
     assert scheduler.cluster.get_pod(request.pod.uid) is None
     assert scheduler.queue.pending()[Pool.BACKOFF] == (1 if requeued else 0)
     assert (scheduler.queue.get(request.pod.uid) is not None) is requeued
+
+
+def test_a_bind_error_does_not_requeue_a_pod_deleted_meanwhile() -> None:
+    """A pod whose DELETE arrives while its bind is in flight, and whose bind then fails
+    with an error other than 404, is not requeued: retrying it would assume a pod that no
+    longer exists (kube requeues only what its informer still shows pending)."""
+    scheduler, binder, reporter = scheduler_for([make_node("node-0")], auto_bind=False)
+    scheduler.enqueue(pod_from_raw(make_pod("web", cpu="100m")))
+    drain(scheduler)
+    request, done = binder.pending.pop()
+    EventHandlers(scheduler).on_pod_deleted(request.pod.uid)
+    binder.finish(request, done, BindResult.ERROR, "etcdserver: request timed out")
+    assert scheduler.queue.get(request.pod.uid) is None
+    assert sum(scheduler.queue.pending().values()) == 0
+    assert reporter.failures == {}
