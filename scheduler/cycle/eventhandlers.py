@@ -171,6 +171,7 @@ class EventHandlers:
         self.cluster.dra.untrack_pod(uid)
         self.queue.delete(uid)
         self.scheduler.reject_waiting_pod(uid)
+        self.scheduler.failures.preempting.pop(uid, None)  # a preemptor waits no more
         # An assumed pod goes too (its bind then ends in a 404, a no-op forget): either way
         # its resources are free now, which may help an unschedulable pod.
         if self.cluster.remove_pod(uid) is not None:

@@ -12,6 +12,7 @@ from scheduler.app.core import build_scheduler
 from scheduler.app.local_binder import LocalBinder
 from scheduler.batching.signature import BatchingMode
 from scheduler.clock import FakeClock
+from scheduler.cycle.eventhandlers import EventHandlers
 from scheduler.cycle.ports import BindResult, PreemptionFinished
 from scheduler.cycle.schedule_one import BatchingSettings, Scheduler
 from scheduler.framework.config import default_config
@@ -186,3 +187,19 @@ def test_no_nodes_clears_the_nomination() -> None:
     assert queued.pod.nominated_node_name == ""
     assert preemptor.cleared == ["default/nominated"]
     assert scheduler.queue.nominator.node_of(pod.uid) is None
+
+
+def test_a_preemptor_deleted_while_it_waits_for_its_victims_is_forgotten() -> None:
+    """The victims a preemptor waits for are kept until it is popped again; deleted before
+    that, it never is, so its DELETE lets them go (else one entry per such pod stays)."""
+    clock = FakeClock()
+    scheduler, _, preemptor = _scheduler(["n1"], clock)
+    scheduler.cluster.add_pod(_pod("low", 0, node="n1"))
+    high = _pod("high", 100)
+    scheduler.enqueue(high)
+    drain(scheduler)
+    preemptor.finish(high)
+    assert high.uid in scheduler.failures.preempting
+    EventHandlers(scheduler).on_pod_deleted(high.uid)
+    assert high.uid not in scheduler.failures.preempting
+    assert scheduler.queue.get(high.uid) is None
