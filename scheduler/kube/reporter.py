@@ -83,9 +83,23 @@ RECENT_LIMIT = 100_000
 """Reports (and condition times, and pods) remembered at most (the oldest go first)."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Subject:
+    """What a report needs of its pod. Not the Pod itself: a backlog of reports (thousands
+    under load) would keep every deleted pod's whole record alive until written."""
+
+    namespace: str
+    name: str
+    uid: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
 @dataclass(slots=True)
 class _Item:
-    pod: Pod
+    pod: _Subject
     type: str
     """Event type: Normal or Warning."""
     reason: str
@@ -268,7 +282,7 @@ class Reporter:
         seq = next(self._seq)
         self._latest[str(pod.uid)] = seq
         item = _Item(
-            pod,
+            _Subject(pod.namespace, pod.name, str(pod.uid)),
             type_,
             reason,
             message,
@@ -287,7 +301,7 @@ class Reporter:
     def _dropped_item(self, victim: _Item) -> None:
         """The queue was full and ``victim`` (the oldest of the last lane) left it."""
         if victim.condition_reason is not None:  # unwritten: let the next attempt report it
-            self._recent.pop((str(victim.pod.uid), victim.reason, victim.message), None)
+            self._recent.pop((victim.pod.uid, victim.reason, victim.message), None)
         self._ended(victim)
         self.metrics.events_dropped.inc()
         self._dropped += 1  # for the log's throttle: reading the metric walks the registry
@@ -322,18 +336,18 @@ class Reporter:
         """One write; an exception is logged by the pool (``worker_crashed``)."""
         pod = item.pod
         if item.condition_reason is not None:
-            if self._latest.get(str(pod.uid)) != item.seq:
+            if self._latest.get(pod.uid) != item.seq:
                 item.condition_reason = None  # a newer report writes the condition
             else:
                 path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
-                since = self._since.get(str(pod.uid)) or rfc3339(item.wall)
+                since = self._since.get(pod.uid) or rfc3339(item.wall)
                 patch = {"status": {"conditions": [self._condition(item, since)]}}
                 done = await self._call(
                     "PATCH", path, patch, item, content_type=client.STRATEGIC_MERGE_PATCH
                 )
                 if not done:
                     return  # retried later, or ended (given up, or the pod is gone)
-                self._since[str(pod.uid)] = since
+                self._since[pod.uid] = since
                 item.condition_reason = None
                 self._observe("condition", item)
                 self._push(item)  # its Event, behind the other pods' conditions
@@ -349,7 +363,7 @@ class Reporter:
         """``item`` is written, given up or dropped: if it was the pod's newest report, the
         pod is forgotten (a report of every bound pod would otherwise stay until
         ``RECENT_LIMIT`` pods pushed it out: 100 000 entries, about 25 MB)."""
-        uid = str(item.pod.uid)
+        uid = item.pod.uid
         if self._latest.get(uid) == item.seq:
             del self._latest[uid]
 
@@ -409,7 +423,7 @@ class Reporter:
         self.metrics.report_failures.inc()
         self._ended(item)
         # Not written: the next scheduling attempt must report again, not be de-duplicated.
-        self._recent.pop((str(item.pod.uid), item.reason, item.message), None)
+        self._recent.pop((item.pod.uid, item.reason, item.message), None)
         now = self._clock.now()
         last = self._warned.get(error.status)
         fields = {"pod": item.pod.key, "reason": item.reason, "error": str(error)}
@@ -442,7 +456,7 @@ class Reporter:
                 "kind": "Pod",
                 "name": pod.name,
                 "namespace": pod.namespace,
-                "uid": str(pod.uid),
+                "uid": pod.uid,
             },
             "type": item.type,
             "reason": item.reason,
