@@ -23,6 +23,8 @@ import shutil
 import time
 from typing import TYPE_CHECKING, Any
 
+from prometheus_client.parser import text_string_to_metric_families
+
 from bench.chaos import workload
 from bench.chaos.fleet import Fleet
 from bench.chaos.run import NODE_WORKERS
@@ -168,12 +170,34 @@ async def _churn(
             next_node += NODE_EVERY
         if now >= next_sample:
             cpu, bound = process.cpu_seconds(), len(watch.binds)
-            samples.append(_sample(churn, watch, process, now - began, cpu - cpu0, bound - bound0))
+            reports = await _reports(process)
+            sample = _sample(churn, watch, process, now - began, cpu - cpu0, bound - bound0)
+            samples.append({**sample, **reports})
             print(f"   soak {samples[-1]}", flush=True)
             cpu0, bound0 = cpu, bound
             next_sample += SAMPLE_EVERY
         await tick
     return samples
+
+
+async def _reports(process: SchedulerProcess) -> Record:
+    """The reporter's backlog from ``/metrics``: reports waiting to be written, and the
+    mean delay of the Events written so far (a backlog holds memory while it lasts)."""
+    found: dict[str, float] = {}
+    for family in text_string_to_metric_families(await process.scrape()):
+        for s in family.samples:
+            if s.name == "batch_scheduler_report_queue":
+                found["queued"] = s.value
+            elif s.name.startswith("batch_scheduler_report_delay_seconds_") and (
+                s.labels.get("kind") == "event"
+            ):
+                suffix = s.name.rsplit("_", 1)[1]
+                found[suffix] = found.get(suffix, 0.0) + s.value
+    count = found.get("count", 0.0)
+    return {
+        "reports_queued": int(found.get("queued", 0.0)),
+        "event_delay_s": round(found.get("sum", 0.0) / count, 2) if count else None,
+    }
 
 
 def _pending(churn: Churn, watch: BindWatch) -> list[str]:

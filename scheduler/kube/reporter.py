@@ -195,6 +195,7 @@ class Reporter:
         self._latest: cachetools.LRUCache[str, int] = cachetools.LRUCache(maxsize=RECENT_LIMIT)
         """UID -> number of the newest report about the pod, while it is being written (a
         report older than it writes no condition; none here: superseded too)."""
+        self.metrics.report_queue.set_function(lambda: self._pool.pending + self._pool.waiting)
         self._seq = itertools.count(1)
         self._last_name_ns = 0
         self._warned: dict[int, float] = {}

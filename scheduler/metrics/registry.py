@@ -320,6 +320,12 @@ class Metrics:
             "Events (or, failing those, condition patches) dropped: the reporter's queue was full.",
             registry=r,
         )
+        self.report_queue = Gauge(
+            "batch_scheduler_report_queue",
+            "Reports (condition patches and Events) waiting to be written, retries included, "
+            "read at scrape time: a backlog that grows means the API server answers too slowly.",
+            registry=r,
+        )
         self.reports_deduplicated = Counter(
             "batch_scheduler_reports_deduplicated_total",
             "Reports (an Event and its condition) suppressed as repeats within the window.",

@@ -369,3 +369,12 @@ async def test_queued_reports_do_not_keep_their_pods(api: ApiClient, clock: Fake
     rep.unschedulable(pod, "no fit")
     assert rep.pending == 2
     assert sys.getrefcount(pod) == before
+
+
+async def test_the_backlog_is_a_gauge(api: ApiClient, clock: FakeClock) -> None:
+    """``batch_scheduler_report_queue`` reads the reports waiting at scrape time."""
+    metrics = Metrics()
+    rep = Reporter(api, identity="x", clock=clock, metrics=metrics)  # not running
+    for name in ("g0", "g1", "g2"):
+        rep.scheduled(await create_pod(api, name), "node-0")
+    assert b"batch_scheduler_report_queue 3.0" in metrics.render()

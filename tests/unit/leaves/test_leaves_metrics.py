@@ -219,6 +219,7 @@ COLLECTORS: list[tuple[str, str, set[str], Use]] = [
     ("batch_scheduler_asyncio_tasks", "gauge", set(), lambda m: m.asyncio_tasks.set(9)),
     ("batch_scheduler_group_size", "histogram", set(), lambda m: m.group_size.observe(16)),
     ("batch_scheduler_events_dropped", "counter", set(), lambda m: m.events_dropped.inc()),
+    ("batch_scheduler_report_queue", "gauge", set(), lambda m: m.report_queue.set(3)),
     (
         "batch_scheduler_reports_deduplicated",
         "counter",
