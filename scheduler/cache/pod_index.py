@@ -6,7 +6,10 @@ this namespace does this selector match, and on which node?". kube answers by wa
 node's pods in parallel; a scan of 20000 pods per cycle in Python costs tens of
 milliseconds. Here each namespace keeps its pods by label (key → value → pods), and a query
 starts from the smallest set one of the selector's ``In``/``Exists`` requirements allows
-(the whole namespace when it has none), then checks the full selector on that set only.
+(the whole namespace when it has none), then checks the other requirements on that set
+only (the narrowing one holds by construction). For each label it also keeps how many pods
+(terminating ones left out) each NodeInfo holds, PodTopologySpread's counts for a one-label
+selector (``counts_on_nodes``).
 
 Kept by ``NodeInfo.add_pod``/``remove_pod``, the one place every change of a node's pods
 goes through: the watch's add/update/remove, assume and forget. (Preemption and

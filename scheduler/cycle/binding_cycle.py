@@ -267,7 +267,9 @@ class BindingCycles:
             self.reporter.scheduled(pod, request.node)
             profile.binding.run_post_bind(request.state, pod, request.node)
             return
-        gone = self.cluster.get_pod(pod.uid) is None  # its DELETE came while it was bound
+        # No longer assumed: deleted meanwhile, or the watch shows it on a node (our bind
+        # landed after all, or another scheduler's); kube's informer check requeues neither.
+        gone = not self.cluster.is_assumed(pod.uid)
         self._release(request)
         if (
             gone

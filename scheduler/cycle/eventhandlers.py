@@ -172,8 +172,8 @@ class EventHandlers:
         self.queue.delete(uid)
         self.scheduler.reject_waiting_pod(uid)
         self.scheduler.failures.preempting.pop(uid, None)  # a preemptor waits no more
-        # An assumed pod goes too (its bind then ends in a 404, a no-op forget): either way
-        # its resources are free now, which may help an unschedulable pod.
+        # An assumed pod goes too (its bind then fails and is dropped; forget is a no-op):
+        # either way its resources are free now, which may help an unschedulable pod.
         if self.cluster.remove_pod(uid) is not None:
             self._wake(ClusterEvent.ASSIGNED_POD_DELETE)
 

@@ -200,7 +200,7 @@ class PodTopologySpread:
         domains = eligible_domains(pod, constraints, snapshot)
         counts: tuple[dict[str, int], ...] = tuple({} for _ in constraints)
         for i, c in enumerate(constraints):
-            # Only matching pods are visited (the snapshot's pod index), not every node's.
+            # Per NodeInfo from the pod index (kept counts or matching pods), not every pod.
             counted = counts[i]
             check = inclusion_matters(c, pod)
             for info, n in pods_by_node_info(snapshot, c, pod.namespace).items():

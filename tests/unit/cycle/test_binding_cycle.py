@@ -182,3 +182,17 @@ def test_a_bind_error_does_not_requeue_a_pod_deleted_meanwhile() -> None:
     assert scheduler.queue.get(request.pod.uid) is None
     assert sum(scheduler.queue.pending().values()) == 0
     assert reporter.failures == {}
+
+
+def test_a_bind_error_does_not_requeue_a_pod_the_watch_shows_bound() -> None:
+    """The bind landed after all (its answer lost, the retries spent) or another scheduler
+    bound the pod: the watch shows it on a node, so the error requeues nothing (kube's
+    handleSchedulingFailure: "Pod has been assigned to node. Abort adding it back")."""
+    scheduler, binder, _ = scheduler_for([make_node("node-0")], auto_bind=False)
+    scheduler.enqueue(pod_from_raw(make_pod("web", cpu="100m")))
+    drain(scheduler)
+    request, done = binder.pending.pop()
+    scheduler.cluster.add_pod(pod_from_raw(make_pod("web", cpu="100m", node_name="node-0")))
+    binder.finish(request, done, BindResult.ERROR, "the server was unable to return a response")
+    assert scheduler.queue.get(request.pod.uid) is None
+    assert scheduler.cluster.get_pod(request.pod.uid) is not None  # still accounted, bound
