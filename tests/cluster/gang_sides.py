@@ -62,9 +62,11 @@ def priority_class(priority: int) -> str:
     return f"gang-priority-{priority}"
 
 
-def config(*, kubeconfig: Path | None = None, backoff: int = 1) -> Json:
+def config(
+    *, kubeconfig: Path | None = None, backoff: int = 1, parallelism: int | None = None
+) -> Json:
     """Both schedulers' KubeSchedulerConfiguration: kube's defaults but the backoff (initial
-    and maximum, seconds)."""
+    and maximum, seconds) and, if given, ``parallelism``."""
     doc: Json = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
@@ -72,6 +74,8 @@ def config(*, kubeconfig: Path | None = None, backoff: int = 1) -> Json:
         "podInitialBackoffSeconds": backoff,
         "podMaxBackoffSeconds": backoff,
     }
+    if parallelism is not None:
+        doc["parallelism"] = parallelism
     if kubeconfig is not None:
         doc["clientConnection"] = {"kubeconfig": str(kubeconfig), "qps": 200, "burst": 400}
     return doc
@@ -151,9 +155,10 @@ class Ours:
     def proc(self) -> SchedulerProc:
         return self.procs[-1]
 
-    def start(self) -> None:
+    def start(self, *, parallelism: int | None = None) -> None:
+        """A new process; ``parallelism`` (kube's default 16) also sets its binds in flight."""
         path = self.workdir / "ours.yaml"
-        path.write_text(yaml.safe_dump(config(backoff=self.backoff)))
+        path.write_text(yaml.safe_dump(config(backoff=self.backoff, parallelism=parallelism)))
         log = self.workdir / f"ours-{len(self.procs) + 1}.log"
         args = ("--config", str(path), "--feature-gates", GATE, "--batching", "all")
         proc = SchedulerProc(self.cp.scheduler_kubeconfig, log, *args)

@@ -157,12 +157,16 @@ CRASH = 64
 
 def _killed_mid_gang(side: Side) -> dict[str, Any]:
     """A gang that fits; its scheduler SIGKILLed as it binds, then started again: how much
-    was bound at the kill, and whether the gang ends whole. Ours is killed on its first
-    ``pod_bound`` line of the gang (the others' binds in flight or queued), kube-scheduler
-    on the first member bound the watch shows (its binds are one goroutine each)."""
+    was bound at the kill, and whether the gang ends whole. Ours runs with parallelism 1
+    (4 binds in flight; at 16 all 64 go at once and may all land) and is killed on its first
+    ``pod_bound`` line of the gang, the others' binds in flight or queued; kube-scheduler on
+    the first member bound the watch shows (its binds are one goroutine each)."""
     names = _members("crash", CRASH)
     side.pod_group("crash", CRASH)
     cluster = side.cluster
+    if side.name == OURS:
+        cluster.ours.proc.assert_clean_exit(cluster.ours.proc.terminate())
+        cluster.ours.start(parallelism=1)
     trigger = threading.Thread(
         target=_first_bound_in_log if side.name == OURS else _first_bound, args=(side,)
     )
