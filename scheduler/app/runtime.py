@@ -4,9 +4,9 @@ Parts: ``Metrics``; the API client (kubeconfig); the ``Binder``, ``Reporter`` an
 ``ApiPreemptor`` (the cycle's ports); the scheduling core from ``app.core.build_scheduler``;
 the kopf ``Controller`` (cache and queue from the watch, the ``synced`` gate); the
 ``LeaderElector`` (the ``leading`` gate; an always-open gate without ``--leader-elect``);
-the HTTP ``Endpoints``; ``run_loop`` and ``run_flushes``; the ``allocator`` trim. All
-long-running tasks live in one ``asyncio.TaskGroup``: if one fails, the others are
-cancelled and the failure surfaces (exit 1), never a half-alive process.
+the HTTP ``Endpoints``; ``run_loop`` and ``run_flushes``. All long-running tasks live in one
+``asyncio.TaskGroup``: if one fails, the others are cancelled and the failure surfaces
+(exit 1), never a half-alive process.
 
 Graceful shutdown (SIGTERM/SIGINT, or :meth:`Runtime.stop`), in this order, because each
 step needs the ones after it still running:
@@ -38,7 +38,6 @@ import signal
 from typing import TYPE_CHECKING, Any
 
 from scheduler import logs
-from scheduler.app import allocator
 from scheduler.app.core import build_scheduler
 from scheduler.app.endpoints import Endpoints
 from scheduler.app.serving_cert import server_context
@@ -243,14 +242,13 @@ class Runtime:
                 )
                 flushing = start(run_flushes(scheduler), "flushes")
                 freezing = tg.create_task(_freeze_after_sync(controller.synced), name="gc")
-                trimming = tg.create_task(allocator.trim_periodically(), name="malloc_trim")
                 signals = tg.create_task(self._reinstall_signals(controller.ready), name="signals")
 
                 await self._stop.wait()
                 self._stopping = True
                 signals.cancel()
                 # 1. No new decisions.
-                await _cancel(looping, flushing, freezing, trimming)
+                await _cancel(looping, flushing, freezing)
                 # 2. Pods waiting at Permit and PreBinds in flight are given up (unreserved,
                 # forgotten); binds in flight finish, or are cancelled and forgotten.
                 await scheduler.binding.drain()
