@@ -161,8 +161,10 @@ async def _churn(
     next_node, next_sample = began + NODE_EVERY, began + SAMPLE_EVERY
     cpu0, bound0 = process.cpu_seconds(), len(watch.binds)
     samples: list[Record] = []
+    peak = 0.0  # RSS read every second: one reading a minute can land anywhere in a swing
     while (now := time.monotonic()) < end:
         tick = asyncio.create_task(asyncio.sleep(1.0))
+        peak = max(peak, rss_mb(process.proc.pid))
         await churn.create(rate)
         await churn.trim(live)
         if now >= next_node:
@@ -172,7 +174,8 @@ async def _churn(
             cpu, bound = process.cpu_seconds(), len(watch.binds)
             reports = await _reports(process)
             sample = _sample(churn, watch, process, now - began, cpu - cpu0, bound - bound0)
-            samples.append({**sample, **reports})
+            samples.append({**sample, "rss_peak_mb": round(peak, 1), **reports})
+            peak = 0.0
             print(f"   soak {samples[-1]}", flush=True)
             cpu0, bound0 = cpu, bound
             next_sample += SAMPLE_EVERY

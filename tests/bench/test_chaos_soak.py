@@ -37,6 +37,7 @@ def test_the_soak_table_shows_the_backlog() -> None:
     sample = {
         "minute": 1.0,
         "rss_mb": 130.0,
+        "rss_peak_mb": 134.5,
         "cpu_s": 6.0,
         "bound": 3000,
         "cpu_ms_per_pod": 2.0,
@@ -48,4 +49,7 @@ def test_the_soak_table_shows_the_backlog() -> None:
     }
     record = {"minutes": 1, "nodes": 10, "rate": 5, "live": 50, "samples": [sample]}
     table = report.soak_markdown(record, {"commit": "abc"})
-    assert "| 1.0 | 130.0 | 6.0 | 3000 | 2.0 | 0 | 0.0 | 42 | 0.25 | 1.0 |" in table
+    assert "| 1.0 | 130.0 | 134.5 | 6.0 | 3000 | 2.0 | 0 | 0.0 | 42 | 0.25 | 1.0 |" in table
+    del sample["rss_peak_mb"]  # a record from before the peak was read
+    table = report.soak_markdown(record, {"commit": "abc"})
+    assert "| 1.0 | 130.0 | – | 6.0 |" in table
