@@ -174,6 +174,7 @@ async def _churn(
             cpu, bound = process.cpu_seconds(), len(watch.binds)
             reports = await _reports(process)
             sample = _sample(churn, watch, process, now - began, cpu - cpu0, bound - bound0)
+            peak = max(peak, sample["rss_mb"])  # the sample's own reading is the minute's too
             samples.append({**sample, "rss_peak_mb": round(peak, 1), **reports})
             peak = 0.0
             print(f"   soak {samples[-1]}", flush=True)
