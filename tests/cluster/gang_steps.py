@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 
 TIMEOUT = 30.0
 KUBE_RACE = "kube: as its informer race leaves it"
+# kube's DynamicResources PodGroupPostFilter reads the state its PreFilter writes into the
+# group's cycle; in a cycle where PlacementFeasible refused before any member was tried,
+# there is none and kube's members get this error. Whether kube has such a cycle depends on
+# which members its queue popped together (timing), so the text is not compared.
+KUBE_DRA_NO_STATE = 'error in "DynamicResources" PodGroupPostFilter plugins: not found'
 """kube's updatePodGroupCondition (schedule_one_podgroup.go:943-965) judges and diffs the
 new condition against the PodGroup of its snapshot, the informer's copy, and a member left
 over from a placed group is retried at once (AddAttemptedPodGroupIfNeeded with Success):
@@ -288,6 +293,8 @@ def run(steps: tuple[Any, ...], side: Side) -> list[Any]:
 
     def texts() -> tuple[list[str], dict[str, list[str]]]:
         failed = sorted({text for pod in side.failed_scheduling().values() for text in pod})
+        if side.name == KUBE:
+            failed = [text for text in failed if text != KUBE_DRA_NO_STATE]
         return failed, side.events("Preempted")
 
     failed, preempted = stable(texts)

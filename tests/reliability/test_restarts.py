@@ -11,6 +11,7 @@ lost slot would show.
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import TYPE_CHECKING
 
 import pytest
@@ -35,9 +36,15 @@ pytestmark = [pytest.mark.reliability, pytest.mark.timeout(150)]
 
 
 def _in_flight(proc: SchedulerProc) -> int:
-    """Pods this process assumed whose bind had not finished (from its last /metrics)."""
-    placed = proc.metric("scheduler_schedule_attempts_total", result="scheduled")
-    return int(placed - proc.metric("batch_scheduler_binds_total"))
+    """Pods this process assumed whose bind had not finished (from one read of /metrics)."""
+    samples = proc.metrics()
+    placed = sum(
+        v
+        for (name, labels), v in samples.items()
+        if name == "scheduler_schedule_attempts_total" and ("result", "scheduled") in labels
+    )
+    bound = sum(v for (name, _), v in samples.items() if name == "batch_scheduler_binds_total")
+    return max(0, int(placed - bound))
 
 
 def test_sigkill_twice_mid_burst_every_pod_bound_once_or_reported(
@@ -67,7 +74,9 @@ def test_sigkill_twice_mid_burst_every_pod_bound_once_or_reported(
                 return bound_count(api, ours) >= floor
 
             assert wait_for(progressed, 30), "no progress"
-            in_flight = _in_flight(proc)
+            # Kill at a moment with binds in flight: between two waves the scheduler can
+            # be idle, and a kill then would test nothing SIGKILL-specific.
+            in_flight = wait_for(partial(_in_flight, proc), 5, interval=0.01)
             proc.kill()
             kills.append(
                 {"created": burst.created, "bound": bound_count(api, ours), "in_flight": in_flight}
