@@ -106,12 +106,13 @@ def soak_markdown(record: Record, meta: Record) -> str:
         f"{record.get('pods_created')} created, {record.get('pods_deleted')} deleted; "
         f"longest wait for a bind {record.get('longest_wait_s')} s",
         "",
-        "| minute | RSS MB | RSS peak in the minute MB | CPU s | bound | CPU ms/pod | pending "
-        "| oldest pending s | reports queued | mean Event delay s so far | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| minute | RSS MB | RSS peak in the minute MB | sockets | CPU s | bound | CPU ms/pod "
+        "| pending | oldest pending s | reports queued | mean Event delay s so far | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines.extend(
-        f"| {s['minute']} | {s['rss_mb']} | {_cell(s.get('rss_peak_mb'))} | {s['cpu_s']} | "
+        f"| {s['minute']} | {s['rss_mb']} | {_cell(s.get('rss_peak_mb'))} | "
+        f"{_cell(s.get('sockets'))} | {s['cpu_s']} | "
         f"{s['bound']} | "
         f"{_cell(s['cpu_ms_per_pod'])} | {s['pending']} | {s['oldest_pending_s']} | "
         f"{_cell(s.get('reports_queued'))} | {_cell(s.get('event_delay_s'))} | "

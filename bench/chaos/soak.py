@@ -60,6 +60,23 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+def sockets(pid: int) -> int:
+    """Sockets the process holds open now (its API connections and listeners); 0 when
+    unreadable. Each TLS connection keeps buffers of its own: a pool that grows over the
+    run grows the resident memory with it."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return 0
+    count = 0
+    for fd in fds:
+        try:
+            count += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
+        except OSError:
+            continue  # closed meanwhile
+    return count
+
+
 class Churn:
     """The pods and nodes the soak made, and their churn."""
 
@@ -223,6 +240,7 @@ def _sample(
     return {
         "minute": round(at / 60, 1),
         "rss_mb": round(rss_mb(process.proc.pid), 1),
+        "sockets": sockets(process.proc.pid),
         "cpu_s": round(cpu, 2),
         "bound": bound,
         "cpu_ms_per_pod": round(cpu * 1000 / bound, 3) if bound else None,

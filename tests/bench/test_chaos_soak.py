@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from typing import cast
 
 from bench.chaos import report, soak
@@ -38,6 +40,7 @@ def test_the_soak_table_shows_the_backlog() -> None:
         "minute": 1.0,
         "rss_mb": 130.0,
         "rss_peak_mb": 134.5,
+        "sockets": 31,
         "cpu_s": 6.0,
         "bound": 3000,
         "cpu_ms_per_pod": 2.0,
@@ -49,7 +52,16 @@ def test_the_soak_table_shows_the_backlog() -> None:
     }
     record = {"minutes": 1, "nodes": 10, "rate": 5, "live": 50, "samples": [sample]}
     table = report.soak_markdown(record, {"commit": "abc"})
-    assert "| 1.0 | 130.0 | 134.5 | 6.0 | 3000 | 2.0 | 0 | 0.0 | 42 | 0.25 | 1.0 |" in table
-    del sample["rss_peak_mb"]  # a record from before the peak was read
+    assert "| 1.0 | 130.0 | 134.5 | 31 | 6.0 | 3000 | 2.0 | 0 | 0.0 | 42 | 0.25 | 1.0 |" in table
+    del sample["rss_peak_mb"], sample["sockets"]  # a record from before these were read
     table = report.soak_markdown(record, {"commit": "abc"})
-    assert "| 1.0 | 130.0 | – | 6.0 |" in table
+    assert "| 1.0 | 130.0 | – | – | 6.0 |" in table
+
+
+def test_sockets_counts_the_socket_descriptors_of_a_process() -> None:
+    before = soak.sockets(os.getpid())
+    with socket.socket() as a, socket.socket() as b:
+        assert a.fileno() != b.fileno()
+        assert soak.sockets(os.getpid()) == before + 2
+    assert soak.sockets(os.getpid()) == before
+    assert soak.sockets(2**22 + 1) == 0  # no such process
