@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from scheduler.app import allocator
 from scheduler.app.plugin_loading import PluginLoadError
 from scheduler.batching.signature import BatchingMode
 from scheduler.cli import kube_flags
@@ -101,6 +102,7 @@ def run_command(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         return bad_input(exc)
     _log_notes(config, gates)
+    allocator.fix_mmap_threshold()  # before the first LIST: see app/allocator.py
     try:
         asyncio.run(runtime.run(settings, config, registry))
     except PluginLoadError as exc:  # an out-of-tree plugin failed when its profile was built
