@@ -9,9 +9,9 @@ then on every block below its size comes from the heap and a free top of twice i
 under churn the heap's span, and RSS, crept up through the whole soak. Setting the threshold
 (mallopt) fixes both at glibc's initial values.
 
-Measured with ``python -m bench.chaos --soak`` (1000 nodes, 50 pods/s): RSS grew 1.9 % from
-minute 10 to 20 with the moving thresholds, 0.6 % fixed, at the same CPU per pod
-(docs/reliability.md, "Soak").
+Measured with ``python -m bench.chaos --soak 60`` (1000 nodes, 50 pods/s): RSS grew 2.2 %
+from minute 10 to 59 with the threshold fixed (and the TLS read buffer capped), 5.5 % before
+both, at the same CPU per pod (docs/reliability.md, "Soak").
 
 Neighbours: cli/run_command.py (calls it before the runtime starts).
 """

@@ -24,11 +24,6 @@ if TYPE_CHECKING:
 
 TIMEOUT = 30.0
 KUBE_RACE = "kube: as its informer race leaves it"
-# kube's DynamicResources PodGroupPostFilter reads the state its PreFilter writes into the
-# group's cycle; in a cycle where PlacementFeasible refused before any member was tried,
-# there is none and kube's members get this error. Whether kube has such a cycle depends on
-# which members its queue popped together (timing), so the text is not compared.
-KUBE_DRA_NO_STATE = 'error in "DynamicResources" PodGroupPostFilter plugins: not found'
 """kube's updatePodGroupCondition (schedule_one_podgroup.go:943-965) judges and diffs the
 new condition against the PodGroup of its snapshot, the informer's copy, and a member left
 over from a placed group is retried at once (AddAttemptedPodGroupIfNeeded with Success):
@@ -37,6 +32,11 @@ and the patch then holds what differs from the older copy. Seen here in 16 runs 
 and 16: True/Scheduled with no message 9 times (the informer first), True/Scheduled with
 the leftover's failure text 4 times, True/Unschedulable once, False/Unschedulable twice
 (True taken back)."""
+# kube's DynamicResources PodGroupPostFilter reads the state its PreFilter writes into the
+# group's cycle; in a cycle where PlacementFeasible refused before any member was tried,
+# there is none and kube's members get this error. Whether kube has such a cycle depends on
+# which members its queue popped together (timing), so the text is not compared.
+KUBE_DRA_NO_STATE = 'error in "DynamicResources" PodGroupPostFilter plugins: not found'
 ATTEMPTS = "scheduler_podgroup_schedule_attempts_total"
 POD_ATTEMPTS = "scheduler_schedule_attempts_total"
 
