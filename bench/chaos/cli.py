@@ -9,8 +9,9 @@ kube-scheduler v1.37.2 side by side (issue 37, item 2).
 Each scenario (:mod:`bench.chaos.scenarios`) runs once per scheduler, each on a fresh
 control plane with the same nodes and the same burst (:mod:`bench.chaos.run`). The records
 go to ``OUT/latest.json`` and ``OUT/latest.md`` after every run (``--append`` keeps the runs
-already there). The exit code is 1 when a run broke an invariant (lost, bound twice, on a
-deleted node, overcommitted) or failed. ``--soak`` runs the churn of :mod:`bench.chaos.soak`
+already there). The exit code is 1 when a run broke an invariant (lost, bound twice, bound
+by a bind that started after the scheduler's cache had dropped the node, overcommitted) or
+failed. ``--soak`` runs the churn of :mod:`bench.chaos.soak`
 instead (ours only; ``OUT/soak.json`` and ``OUT/soak.md``).
 
 Neighbours: :mod:`bench.chaos.report`, docs/reliability.md ("Faults on the real control
@@ -147,6 +148,7 @@ def summary_line(record: dict[str, Any]) -> str:
         "lost",
         "binds_already_bound",
         "on_deleted_nodes",
+        "binds_after_deletion_seen",
         "overcommitted_nodes",
     )
     keys += ("recovery_s", "error_lines", "code_429", "code_410", "pod_lists", "wall_s")

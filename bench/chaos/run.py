@@ -116,6 +116,8 @@ async def run(
             record["logs"] = [str(p) for p in fleet.logs()]
         await asyncio.to_thread(cp.stop)
         record.update(figures.audit_figures(workdir / "audit.log"))
+        if fleet is not None and scheduler == "ours":
+            record.update(figures.late_binds(fleet.logs(), workdir / "audit.log"))
         shutil.rmtree(workdir / "cp" / "etcd", ignore_errors=True)
     record["wall_s"] = round(time.monotonic() - started, 1)
     return record

@@ -181,6 +181,7 @@ class Runtime:
                 options=settings.controller,
                 kinds=kinds,
             )
+            controller.nodes.binds_on_wire = binder.binds_on_wire
             self.synced = controller.synced
             leader = self._leader(client)
             leading: Gate = leader if leader is not None else OpenGate()

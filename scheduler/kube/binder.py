@@ -23,10 +23,14 @@ Outcomes (``cycle.ports.BindResult``):
   is already there. The retries (``bind_retry``) and the ERROR after them (``bind_failed``)
   go to the client's ``retry_log``: a warning at most every 30 s, the rest at debug.
 - anything else (400, 401/403, 422) → ERROR at once.
-- the node gone from the cache when the bind's turn comes (``node_exists``) → ERROR without
-  a request: binds queue behind ``concurrency``, and kube-apiserver accepts a Binding to a
-  deleted node, so a bind decided before the node's deletion reached the cache would bind
-  a pod to nowhere (issue 37's chaos suite saw one); the pod is decided again.
+- the node gone from the cache when the bind's turn comes (``node_exists``), or before a
+  retry while no attempt can have landed → ERROR without a request: binds queue behind
+  ``concurrency``, and kube-apiserver accepts a Binding to a deleted node, so a bind decided
+  before the node's deletion reached the cache would bind a pod to nowhere (issue 37's
+  chaos suite saw one); the pod is decided again. What no scheduler can close is a bind
+  already on the wire when the node is deleted, or sent before the deletion's watch event
+  arrives; ``binds_on_wire`` names the first kind for the node controller's log line
+  (kube-controller-manager's pod GC deletes such pods).
 
 ``done`` runs exactly once per dispatch, on the event loop, and its exceptions are logged
 and swallowed: a bug in the caller must not kill a worker and strand later binds.
@@ -145,8 +149,8 @@ class Binder:
     ) -> None:
         o = options or BinderOptions()
         self.node_exists = node_exists
-        """Whether the cache still has the node (None: not checked); asked once per bind,
-        before its first request."""
+        """Whether the cache still has the node (None: not checked); asked before a bind's
+        first request, and before a retry while no attempt can have landed."""
         if o.concurrency < 1:
             raise ValueError(f"bind concurrency must be >= 1, got {o.concurrency}")
         self._api = api
@@ -161,6 +165,7 @@ class Binder:
         self._pool: workers.WorkerPool[_Job] = workers.WorkerPool(
             "bind", self._work, limit=o.concurrency, describe=_describe
         )
+        self._on_wire: dict[str, set[str]] = {}
 
     @property
     def in_flight(self) -> int:
@@ -208,11 +213,32 @@ class Binder:
         except Exception:
             log.exception("bind_done_callback_failed", pod=request.pod.key, result=str(result))
 
+    def binds_on_wire(self, node: str) -> list[str]:
+        """The pods (``namespace/name``) whose binds to ``node`` are past the node check
+        and not answered yet: the ones that may still land after the node's deletion
+        reaches the cache."""
+        return sorted(self._on_wire.get(node, ()))
+
+    def _node_deleted(self, request: BindRequest) -> bool:
+        if self.node_exists is None or self.node_exists(request.node):
+            return False
+        log.info("bind_node_deleted", pod=request.pod.key, node=request.node)
+        return True
+
     async def _bind(self, request: BindRequest) -> tuple[BindResult, str]:
-        pod = request.pod
-        if self.node_exists is not None and not self.node_exists(request.node):
-            log.info("bind_node_deleted", pod=pod.key, node=request.node)
+        if self._node_deleted(request):
             return BindResult.ERROR, f'node "{request.node}" was deleted before the bind'
+        on_wire = self._on_wire.setdefault(request.node, set())
+        on_wire.add(request.pod.key)
+        try:
+            return await self._send(request)
+        finally:
+            on_wire.discard(request.pod.key)
+            if not on_wire and self._on_wire.get(request.node) is on_wire:
+                del self._on_wire[request.node]
+
+    async def _send(self, request: BindRequest) -> tuple[BindResult, str]:
+        pod = request.pod
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
         data = orjson.dumps(binding_body(request))  # once, not per attempt
         attempt = 0
@@ -276,5 +302,8 @@ class Binder:
                     status=e.status,
                 )
                 await asyncio.sleep(delay)
+                if unanswered_until is None and self._node_deleted(request):
+                    # No attempt can have landed: the pod is decided again, not bound to nowhere.
+                    return BindResult.ERROR, f'node "{request.node}" was deleted before the bind'
             else:
                 return BindResult.BOUND, ""

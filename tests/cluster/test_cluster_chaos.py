@@ -48,10 +48,13 @@ async def test_every_pod_ends_bound_once_within_capacity(
     )
     broken = violations(record)
     if scheduler == "kube":
-        # The reference is held to what it guarantees: kube-scheduler too can bind a pod to
-        # a node deleted while the bind is on its way, or decide a pod twice after a lost
-        # answer; those are ours' invariants (bench.chaos reports them for both).
-        broken = [v for v in broken if not v.startswith(("on_deleted_nodes", "binds_already"))]
+        # The reference is held to what it guarantees: kube-scheduler can decide a pod
+        # twice after a lost answer; that is ours' invariant (bench.chaos reports it for
+        # both). A pod bound to a deleted node (``on_deleted_nodes``) is reported, not held
+        # against either: a bind on the wire, or sent before the deletion's watch event
+        # arrived, lands, as kube-apiserver accepts a Binding to a deleted node. Ours is
+        # held to ``binds_after_deletion_seen`` = 0 instead (bench.chaos.figures.late_binds).
+        broken = [v for v in broken if not v.startswith("binds_already")]
     assert not broken, record.get("failure_detail") or record
     expected = PODS - record["deleted_pods"]
     assert record["bound"] + record["terminating"] >= expected, record
@@ -61,5 +64,7 @@ async def test_every_pod_ends_bound_once_within_capacity(
     assert record["recovery_s"] is not None
     if scenario == "deletions":
         assert record["deleted_nodes"] == NODES // 10
+        if scheduler == "ours":  # its cache saw each deletion: the invariant was measured
+            assert record["nodes_seen_deleted"] == NODES // 10, record
     if scenario == "etcd-compact":
         assert record["compactions"] >= 1

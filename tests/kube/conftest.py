@@ -7,9 +7,11 @@ creation, fault injection) are in ``kube_helpers``.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 import pytest
+import structlog
 
 from scheduler.kube.client import ApiClient, create_client
 from scheduler.sim.server import SimServer, run_in_thread
@@ -40,3 +42,14 @@ async def api(kubeconfig: Path) -> AsyncIterator[ApiClient]:
     client = await create_client(str(kubeconfig), timeout=2.0)
     yield client
     await client.close()
+
+
+@pytest.fixture
+def debug_logs() -> Iterator[None]:
+    """capture_logs keeps the configured level's filter: this opens it to debug."""
+    saved = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    try:
+        yield
+    finally:
+        structlog.configure(**saved)

@@ -53,6 +53,45 @@ async def test_a_node_deleted_before_the_bind_gets_no_pod(api: ApiClient) -> Non
     assert done.calls[1] == ("p1", BindResult.BOUND, "")
 
 
+async def test_a_node_deleted_while_a_throttled_bind_waits_gets_no_pod(
+    api: ApiClient, sim: SimServer
+) -> None:
+    """A bind answered 429 (it cannot have landed) whose node leaves the cache before the
+    retry: ERROR without a second request, the pod still pending."""
+    pod = await create_pod(api, "p1t")
+    fault = FailFirst(sim, "bind", 100, 429)
+    checks: list[str] = []
+
+    def node_exists(name: str) -> bool:
+        checks.append(name)
+        return len(checks) == 1  # deleted after the first attempt's check
+
+    options = BinderOptions(backoff_base=0.001, backoff_cap=0.01)
+    binder, done = Binder(api, options, node_exists=node_exists), Outcomes()
+    binder.dispatch(bind_request(pod, "node-1"), done)
+    await done.wait(1)
+    assert done.calls == [("p1t", BindResult.ERROR, 'node "node-1" was deleted before the bind')]
+    assert fault.injected == 1
+    assert checks == ["node-1", "node-1"]
+    assert await _node_of(api, "p1t") is None
+
+
+async def test_binds_on_wire_names_the_pods_until_answered(api: ApiClient, sim: SimServer) -> None:
+    """``binds_on_wire(node)`` names the pods whose binds to the node are past the check
+    and unanswered (the node controller logs them when the node is deleted)."""
+    first, second = await create_pod(api, "w1"), await create_pod(api, "w2")
+    sim.faults.config = FaultConfig(latency=0.3)
+    binder, done = Binder(api, node_exists=lambda name: True), Outcomes()
+    binder.dispatch(bind_request(first, "node-1"), done)
+    binder.dispatch(bind_request(second, "node-2"), done)
+    await asyncio.sleep(0.1)
+    assert binder.binds_on_wire("node-1") == ["default/w1"]
+    assert binder.binds_on_wire("node-2") == ["default/w2"]
+    assert binder.binds_on_wire("node-0") == []
+    await done.wait(2)
+    assert binder.binds_on_wire("node-1") == binder.binds_on_wire("node-2") == []
+
+
 async def test_bound_elsewhere_is_conflict(api: ApiClient) -> None:
     """A pod already on another node → CONFLICT naming that node; the pod is not moved."""
     pod = await create_pod(api, "p2")

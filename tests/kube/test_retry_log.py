@@ -15,20 +15,12 @@ from scheduler.kube.controller.kopf_retries import KopfRetries
 from scheduler.kube.retry_log import UNAVAILABLE_AFTER, WARN_EVERY, RetryLog
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    pass
 
 NO_ANSWER = errors.TransportError("connection refused", reason="ClientConnectorError")
 
 
-@pytest.fixture(autouse=True)
-def _debug_lines_too() -> Iterator[None]:
-    """capture_logs keeps the configured level's filter: open it to debug for these tests."""
-    saved = structlog.get_config()
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
-    try:
-        yield
-    finally:
-        structlog.configure(**saved)
+pytestmark = pytest.mark.usefixtures("debug_logs")
 
 
 class _Clock:

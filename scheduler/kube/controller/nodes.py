@@ -2,7 +2,8 @@
 
 * added or changed → :meth:`EventHandlers.on_node` (which drops heartbeats that change
   nothing the scheduler reads);
-* deleted → :meth:`EventHandlers.on_node_deleted`;
+* deleted → :meth:`EventHandlers.on_node_deleted`, and a ``node_deleted`` line with the
+  binds to it still on the wire (they may land on the deleted node);
 * listed again at a resourceVersion already applied (a re-list after 410) → nothing, not
   even a parse.
 
@@ -17,7 +18,7 @@ informer, which skips unchanged heartbeats before they get here), ``sync``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from scheduler import logs
@@ -49,6 +50,8 @@ class NodeEvents:
         self.versions: dict[str, str] = {}
         """resourceVersion of each node in the cache (it guards the reconcile)."""
         self._bad: dict[str, str] = {}
+        self.binds_on_wire: Callable[[str], list[str]] | None = None
+        """The pods whose binds to a node are on the wire, from the binder (None: none)."""
 
     def apply(self, event_type: str | None, raw: Mapping[str, object]) -> None:
         """One watch event (``None``: a listed object)."""
@@ -70,9 +73,14 @@ class NodeEvents:
 
     def delete(self, name: str) -> None:
         """The node is gone from the API."""
-        self.versions.pop(name, None)
+        known = self.versions.pop(name, None) is not None
         self._bad.pop(name, None)
         self.handlers.on_node_deleted(name)
+        if known:
+            # After the cache dropped the node no bind to it starts; the ones named here were
+            # on the wire and may still land (bench.chaos holds ours to that list).
+            on_wire = self.binds_on_wire(name) if self.binds_on_wire is not None else []
+            log.info("node_deleted", node=name, binds_on_wire=on_wire)
 
     def remove(self, key: str) -> None:
         """``sync``'s name for :meth:`delete` (its appliers share one protocol)."""
