@@ -21,7 +21,8 @@ requests as the API server's audit log saw them, and its error-level log lines.
   log does not see; the re-list that follows it, it does.
 * **Binds after the deletion was seen** (ours: its log and the audit log,
   :func:`late_binds`): binds that landed on a node although they started after ours'
-  cache had dropped it, the invariant a scheduler can keep.
+  cache had dropped it, the invariant a scheduler can keep; and deleted nodes its cache
+  never dropped.
 * **Logs**: kube-scheduler's klog lines at error level (``E....``), ours' JSON lines at
   ``error`` or ``critical``, with the commonest kinds; ours' ``watch_expired`` lines
   (410s it took).
@@ -64,7 +65,8 @@ RESOURCES = ("cpu", "memory", "pods")
 
 
 def audit_args(workdir: Path) -> list[str]:
-    """kube-apiserver flags that log the schedulers' requests (Metadata level, JSON)."""
+    """kube-apiserver flags that log the schedulers' requests (JSON; Metadata level, binds
+    at Request level: :func:`late_binds` reads their target node)."""
     policy = workdir / "audit-policy.yaml"
     policy.write_text(
         yaml.safe_dump(
@@ -137,38 +139,48 @@ def _parsed(lines: Iterable[str]) -> Iterator[Obj]:
             yield event
 
 
-def late_binds(logs: Iterable[Path], audit: Path) -> Record:
-    """``binds_after_deletion_seen``: binds of ours that landed on a node although they
-    started after its cache had dropped the node. Ours' ``node_deleted`` line is written as
-    the cache drops the node and names the binds to it then on the wire; a bind that landed
-    (audit: 2xx) and reached the API server after that line, for a pod the line does not
-    name, started after the drop. With several replicas, a node's last line and every pod
-    the lines name count. kube-scheduler logs no such line: not measured for it."""
-    deleted: dict[str, tuple[datetime, set[str]]] = {}
+def late_binds(logs: Iterable[Path], audit: Path, deleted: Iterable[str]) -> Record:
+    """For the nodes the runner ``deleted``: ``binds_after_deletion_seen``, binds of ours
+    that landed on such a node although they started after its cache had dropped it, and
+    ``nodes_not_seen_deleted``, deleted nodes its cache never dropped. Ours' ``node_deleted``
+    line is written as the cache drops the node and names the binds to it then unanswered;
+    a bind that landed (audit: 2xx) and reached the API server after that line, for a pod
+    the line does not name, started after the drop. With several replicas a node's last
+    line and every pod the lines name count (lenient: a standby that drops the node later
+    excuses the leader). kube-scheduler logs no such line: not measured for it."""
+    wanted = set(deleted)
+    lines: dict[str, tuple[datetime, set[str]]] = {}
     for line in _ours_lines(logs):
-        if line.get("event") != "node_deleted" or "timestamp" not in line:
+        node = str(line.get("node"))
+        if line.get("event") != "node_deleted" or node not in wanted or "timestamp" not in line:
             continue
-        node, at = str(line.get("node")), _instant(str(line["timestamp"]))
-        before, named = deleted.get(node, (at, set()))
-        deleted[node] = (max(at, before), named | set(line.get("binds_on_wire") or ()))
+        at = _instant(str(line["timestamp"]))
+        before, named = lines.get(node, (at, set()))
+        lines[node] = (max(at, before), named | set(line.get("binds_on_wire") or ()))
+    figures: Record = {
+        "nodes_not_seen_deleted": len(wanted - lines.keys()),
+        "binds_on_wire_at_deletion": sum(len(named) for _, named in lines.values()),
+    }
+    events = _audit_events(audit)
+    if events is None:
+        return {**figures, "binds_after_deletion_seen": None if wanted else 0}
     late: list[str] = []
-    for event in _audit_events(audit) or ():
+    for event in events:
         ref = event.get("objectRef") or {}
         code = int((event.get("responseStatus") or {}).get("code") or 0)
         if ref.get("subresource") != "binding" or event.get("verb") != "create" or code >= 300:
             continue
         target = str(((event.get("requestObject") or {}).get("target") or {}).get("name"))
         pod = f"{ref.get('namespace')}/{ref.get('name')}"
-        if target not in deleted or "requestReceivedTimestamp" not in event:
+        if target not in lines or "requestReceivedTimestamp" not in event:
             continue
-        dropped_at, on_wire = deleted[target]
+        dropped_at, on_wire = lines[target]
         if _instant(str(event["requestReceivedTimestamp"])) > dropped_at and pod not in on_wire:
             late.append(f"{pod} on {target}")
     return {
+        **figures,
         "binds_after_deletion_seen": len(late),
         "binds_after_deletion_seen_sample": sorted(late)[:SAMPLES],
-        "binds_on_wire_at_deletion": sum(len(named) for _, named in deleted.values()),
-        "nodes_seen_deleted": len(deleted),
     }
 
 
@@ -183,7 +195,7 @@ def _ours_lines(logs: Iterable[Path]) -> Iterator[Obj]:
 
 def _instant(stamp: str) -> datetime:
     """An RFC 3339 time (ours' ``timestamp``, the audit's ``requestReceivedTimestamp``)."""
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    return datetime.fromisoformat(stamp)
 
 
 def _bind_outcome(code: int, message: str, event: Obj) -> str:

@@ -69,6 +69,7 @@ async def run(
     except ControlPlaneError as exc:
         return {**record, "failed": f"control plane: {exc}"}
     fleet: Fleet | None = None
+    deleted_nodes: dict[str, int] = {}
     try:
         fleet = Fleet(scheduler, cp, selected, workdir, replicas=scenario.replicas)
         name = schedulers.pod_scheduler_name(scheduler, selected)
@@ -81,6 +82,7 @@ async def run(
             try:
                 await fleet.start()
                 ctx = Context(cp, api, fleet, watch, nodes, pods, asyncio.Event())
+                deleted_nodes = ctx.deleted_nodes  # filled by the scenario
                 record.update(await _burst(scenario, ctx, name, wait_s=wait_s, settle=settle))
                 final_pods = await workload.list_retrying(api, workload.PODS)
                 final_nodes = await workload.list_retrying(api, "/api/v1/nodes")
@@ -117,7 +119,7 @@ async def run(
         await asyncio.to_thread(cp.stop)
         record.update(figures.audit_figures(workdir / "audit.log"))
         if fleet is not None and scheduler == "ours":
-            record.update(figures.late_binds(fleet.logs(), workdir / "audit.log"))
+            record.update(figures.late_binds(fleet.logs(), workdir / "audit.log", deleted_nodes))
         shutil.rmtree(workdir / "cp" / "etcd", ignore_errors=True)
     record["wall_s"] = round(time.monotonic() - started, 1)
     return record

@@ -24,13 +24,14 @@ Outcomes (``cycle.ports.BindResult``):
   go to the client's ``retry_log``: a warning at most every 30 s, the rest at debug.
 - anything else (400, 401/403, 422) → ERROR at once.
 - the node gone from the cache when the bind's turn comes (``node_exists``), or before a
-  retry while no attempt can have landed → ERROR without a request: binds queue behind
-  ``concurrency``, and kube-apiserver accepts a Binding to a deleted node, so a bind decided
-  before the node's deletion reached the cache would bind a pod to nowhere (issue 37's
-  chaos suite saw one); the pod is decided again. What no scheduler can close is a bind
-  already on the wire when the node is deleted, or sent before the deletion's watch event
-  arrives; ``binds_on_wire`` names the first kind for the node controller's log line
-  (kube-controller-manager's pod GC deletes such pods).
+  retry while every attempt was refused unprocessed (``did_not_land``: 429, no connection)
+  → ERROR without a request: binds queue behind ``concurrency``, and kube-apiserver accepts
+  a Binding to a deleted node, so a bind decided before the node's deletion reached the
+  cache would bind a pod to nowhere (issue 37's chaos suite saw one); the pod is decided
+  again. What no scheduler can close is a bind sent before the deletion reached the cache
+  (the watch lags the API server): ``binds_on_wire`` names the unanswered ones for the node
+  controller's ``node_deleted`` line (kube-controller-manager's pod GC deletes pods bound to
+  a node that does not exist).
 
 ``done`` runs exactly once per dispatch, on the event loop, and its exceptions are logged
 and swallowed: a bug in the caller must not kill a worker and strand later binds.
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -58,7 +60,7 @@ if TYPE_CHECKING:
 
     from scheduler.kube.client import ApiClient
 
-__all__ = ["BINDS_PER_PARALLELISM", "Binder", "assigned_node", "may_have_landed"]
+__all__ = ["BINDS_PER_PARALLELISM", "Binder", "assigned_node", "did_not_land", "may_have_landed"]
 
 log = logs.get_logger(__name__)
 
@@ -83,6 +85,14 @@ def may_have_landed(error: errors.ApiError) -> bool:
     a disconnect (a refused connection sent nothing)."""
     return isinstance(error, errors.TransportError) and not error.reason.startswith(
         "ClientConnector"
+    )
+
+
+def did_not_land(error: errors.ApiError) -> bool:
+    """The request surely changed nothing: a 429 (refused before any handler ran) or a
+    connection never made. A 5xx may come after the write (a 504 from the timeout filter)."""
+    return isinstance(error, errors.TooManyRequests) or (
+        isinstance(error, errors.TransportError) and not may_have_landed(error)
     )
 
 
@@ -165,7 +175,9 @@ class Binder:
         self._pool: workers.WorkerPool[_Job] = workers.WorkerPool(
             "bind", self._work, limit=o.concurrency, describe=_describe
         )
-        self._on_wire: dict[str, set[str]] = {}
+        self._on_wire: dict[str, Counter[str]] = {}
+        """node → pod key → binds past the node check and unanswered (a pod recreated under
+        its name can have two)."""
 
     @property
     def in_flight(self) -> int:
@@ -228,12 +240,15 @@ class Binder:
     async def _bind(self, request: BindRequest) -> tuple[BindResult, str]:
         if self._node_deleted(request):
             return BindResult.ERROR, f'node "{request.node}" was deleted before the bind'
-        on_wire = self._on_wire.setdefault(request.node, set())
-        on_wire.add(request.pod.key)
+        key = request.pod.key
+        on_wire = self._on_wire.setdefault(request.node, Counter())
+        on_wire[key] += 1
         try:
             return await self._send(request)
         finally:
-            on_wire.discard(request.pod.key)
+            on_wire[key] -= 1
+            if not on_wire[key]:
+                del on_wire[key]
             if not on_wire and self._on_wire.get(request.node) is on_wire:
                 del self._on_wire[request.node]
 
@@ -244,6 +259,7 @@ class Binder:
         attempt = 0
         loop = asyncio.get_running_loop()
         unanswered_until: float | None = None
+        landed_maybe = False
         while True:
             try:
                 await self._api.request("POST", path, data=data, timeout=self.timeout, decode=False)
@@ -258,6 +274,7 @@ class Binder:
                 # Retries, here and from the queue after ERROR: rate-limited per binder, the
                 # rest at debug (``retry_log``), so an outage mid-burst is a few lines.
                 retry_log = self._api.retry_log
+                landed_maybe = landed_maybe or not did_not_land(e)
                 if unanswered_until is None and may_have_landed(e):
                     unanswered_until = loop.time() + self.unanswered_timeout
                 unsettled = unanswered_until is not None and loop.time() < unanswered_until
@@ -302,7 +319,7 @@ class Binder:
                     status=e.status,
                 )
                 await asyncio.sleep(delay)
-                if unanswered_until is None and self._node_deleted(request):
+                if not landed_maybe and self._node_deleted(request):
                     # No attempt can have landed: the pod is decided again, not bound to nowhere.
                     return BindResult.ERROR, f'node "{request.node}" was deleted before the bind'
             else:

@@ -76,6 +76,29 @@ async def test_a_node_deleted_while_a_throttled_bind_waits_gets_no_pod(
     assert await _node_of(api, "p1t") is None
 
 
+async def test_a_bind_answered_5xx_is_retried_though_its_node_left_the_cache(
+    api: ApiClient, sim: SimServer
+) -> None:
+    """A 5xx may come after the write (a 504 from kube-apiserver's timeout filter): the
+    retry goes on whatever the cache says, and its 409 "already assigned" here would be
+    BOUND; only a 429 or no connection proves nothing landed."""
+    pod = await create_pod(api, "p1x")
+    fault = FailFirst(sim, "bind", 1, 503)
+    checks: list[str] = []
+
+    def node_exists(name: str) -> bool:
+        checks.append(name)
+        return len(checks) == 1
+
+    options = BinderOptions(backoff_base=0.001, backoff_cap=0.01)
+    binder, done = Binder(api, options, node_exists=node_exists), Outcomes()
+    binder.dispatch(bind_request(pod, "node-1"), done)
+    await done.wait(1)
+    assert done.calls == [("p1x", BindResult.BOUND, "")]
+    assert fault.injected == 1
+    assert checks == ["node-1"]
+
+
 async def test_binds_on_wire_names_the_pods_until_answered(api: ApiClient, sim: SimServer) -> None:
     """``binds_on_wire(node)`` names the pods whose binds to the node are past the check
     and unanswered (the node controller logs them when the node is deleted)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 import structlog
@@ -14,13 +14,9 @@ from scheduler.kube import errors
 from scheduler.kube.controller.kopf_retries import KopfRetries
 from scheduler.kube.retry_log import UNAVAILABLE_AFTER, WARN_EVERY, RetryLog
 
-if TYPE_CHECKING:
-    pass
+pytestmark = pytest.mark.usefixtures("debug_logs")
 
 NO_ANSWER = errors.TransportError("connection refused", reason="ClientConnectorError")
-
-
-pytestmark = pytest.mark.usefixtures("debug_logs")
 
 
 class _Clock:

@@ -73,14 +73,18 @@ class NodeEvents:
 
     def delete(self, name: str) -> None:
         """The node is gone from the API."""
-        known = self.versions.pop(name, None) is not None
         self._bad.pop(name, None)
-        self.handlers.on_node_deleted(name)
-        if known:
+        if self._drop(name):
             # After the cache dropped the node no bind to it starts; the ones named here were
-            # on the wire and may still land (bench.chaos holds ours to that list).
+            # unanswered and may still land (bench.chaos holds ours to that list).
             on_wire = self.binds_on_wire(name) if self.binds_on_wire is not None else []
             log.info("node_deleted", node=name, binds_on_wire=on_wire)
+
+    def _drop(self, name: str) -> bool:
+        """Out of the cache; True if it was there."""
+        known = self.versions.pop(name, None) is not None
+        self.handlers.on_node_deleted(name)
+        return known
 
     def remove(self, key: str) -> None:
         """``sync``'s name for :meth:`delete` (its appliers share one protocol)."""
@@ -97,7 +101,7 @@ class NodeEvents:
     def _unreadable(self, raw: Mapping[str, object], exc: ModelError) -> None:
         name = _name_of(raw)
         if name in self.versions:
-            self.delete(name)  # stale now: see the module docstring
+            self._drop(name)  # stale now (see the module docstring), not deleted: no line
         message = str(exc)
         if self._bad.get(name) == message:
             return
