@@ -9,9 +9,10 @@ kube-scheduler v1.37.2 side by side (issue 37, item 2).
 Each scenario (:mod:`bench.chaos.scenarios`) runs once per scheduler, each on a fresh
 control plane with the same nodes and the same burst (:mod:`bench.chaos.run`). The records
 go to ``OUT/latest.json`` and ``OUT/latest.md`` after every run (``--append`` keeps the runs
-already there). The exit code is 1 when a run broke an invariant (lost, bound twice, bound
-by a bind that started after the scheduler's cache had dropped the node, overcommitted) or
-failed. ``--soak`` runs the churn of :mod:`bench.chaos.soak`
+already there). The exit code is 1 when a run failed, or a run of ours broke an invariant
+(lost, bound twice, bound by a bind that started after its cache had dropped the node, a
+deleted node its cache never dropped, overcommitted); kube-scheduler's breaks are in the
+table. ``--soak`` runs the churn of :mod:`bench.chaos.soak`
 instead (ours only; ``OUT/soak.json`` and ``OUT/soak.md``).
 
 Neighbours: :mod:`bench.chaos.report`, docs/reliability.md ("Faults on the real control
@@ -129,7 +130,8 @@ async def run_all(
             record.update(commit=meta["commit"], command=meta["command"])
             detail, logs = record.get("failure_detail"), record.get("logs")
             bad = report.violations(record)
-            broken += bool(bad)
+            # The reference's breaks are reported, not ours to fail on; its failed runs are.
+            broken += bool(bad) and (scheduler == OURS or "failed" in record)
             print("   " + summary_line(record) + f"  (logs: {logs})", flush=True)
             if detail:
                 print(detail, flush=True)
