@@ -103,11 +103,20 @@ async def test_binds_on_wire_names_the_pods_until_answered(api: ApiClient, sim: 
     """``binds_on_wire(node)`` names the pods whose binds to the node are past the check
     and unanswered (the node controller logs them when the node is deleted)."""
     first, second = await create_pod(api, "w1"), await create_pod(api, "w2")
-    sim.faults.config = FaultConfig(latency=0.3)
-    binder, done = Binder(api, node_exists=lambda name: True), Outcomes()
+    sim.faults.config = FaultConfig(latency=1.0)
+    checked: list[str] = []
+    both_checked = asyncio.Event()
+
+    def node_exists(name: str) -> bool:
+        checked.append(name)
+        if len(checked) == 2:
+            both_checked.set()
+        return True
+
+    binder, done = Binder(api, node_exists=node_exists), Outcomes()
     binder.dispatch(bind_request(first, "node-1"), done)
     binder.dispatch(bind_request(second, "node-2"), done)
-    await asyncio.sleep(0.1)
+    await both_checked.wait()  # each bind is on the wire from its check on
     assert binder.binds_on_wire("node-1") == ["default/w1"]
     assert binder.binds_on_wire("node-2") == ["default/w2"]
     assert binder.binds_on_wire("node-0") == []
