@@ -64,8 +64,11 @@ async def test_every_scheduler_binds_the_burst_and_its_record_says_so() -> None:
         assert (record["api"], record["nodes"], record["config"]) == ("real", NODES, "list")
         assert record["bound"] == record["pods"] == NODES, record
         assert record["pods_per_s"] > 0
-        assert record["cpu_s_per_1000_pods"] > 0
+    # CPU is read in clock ticks (10 ms): 40 binds of the Go bind client can take less than
+    # one (CI read 0.00 once), kube-scheduler's about two (0.5 ms a pod); ours' several.
+    assert all(r["cpu_s_per_1000_pods"] >= 0 for r in records)
     ours, kube = records[1], records[2]
+    assert ours["cpu_s_per_1000_pods"] > 0
     # Both batch one-pod-per-node under defaultingType List: hints placed most pods. (Not
     # `scheduled`: a scheduler may count its last binds after the watch saw them.)
     for record in (ours, kube):
