@@ -185,12 +185,17 @@ def late_binds(logs: Iterable[Path], audit: Path, deleted: Iterable[str]) -> Rec
 
 
 def _ours_lines(logs: Iterable[Path]) -> Iterator[Obj]:
+    return _parsed(line for line in _log_lines(logs) if line.startswith("{"))
+
+
+def _log_lines(logs: Iterable[Path]) -> Iterator[str]:
+    """Every line of the schedulers' logs (one that cannot be read: none)."""
     for path in logs:
         try:
             text = path.read_text(errors="replace")
         except OSError:
             continue
-        yield from _parsed(line for line in text.splitlines() if line.startswith("{"))
+        yield from text.splitlines()
 
 
 def _instant(stamp: str) -> datetime:
@@ -216,17 +221,12 @@ def log_figures(logs: Iterable[Path]) -> Record:
     numbers blurred); ours' ``watch_expired`` lines."""
     kinds: Counter[str] = Counter()
     expired = 0
-    for path in logs:
-        try:
-            text = path.read_text(errors="replace")
-        except OSError:
-            continue
-        for line in text.splitlines():
-            if '"watch_expired"' in line:
-                expired += 1
-            kind = _error_kind(line)
-            if kind is not None:
-                kinds[kind] += 1
+    for line in _log_lines(logs):
+        if '"watch_expired"' in line:
+            expired += 1
+        kind = _error_kind(line)
+        if kind is not None:
+            kinds[kind] += 1
     return {
         "error_lines": sum(kinds.values()),
         "error_kinds": dict(kinds.most_common(SAMPLES)),

@@ -32,6 +32,7 @@ from bench.gang import shapes
 from bench.real_kubelet import SimulatedKubelet
 from bench.scheduler_perf import runner, schedulers
 from bench.scheduler_perf.api import CREATE_WORKERS, Api, ApiError, parallel, tls_for
+from bench.scheduler_perf.capability import OURS
 from controlplane.launcher import ControlPlane, ControlPlaneError
 
 if TYPE_CHECKING:
@@ -118,7 +119,7 @@ async def run(
             record["logs"] = [str(p) for p in fleet.logs()]
         await asyncio.to_thread(cp.stop)
         record.update(figures.audit_figures(workdir / "audit.log"))
-        if fleet is not None and scheduler == "ours":
+        if fleet is not None and scheduler == OURS:
             record.update(figures.late_binds(fleet.logs(), workdir / "audit.log", deleted_nodes))
         shutil.rmtree(workdir / "cp" / "etcd", ignore_errors=True)
     record["wall_s"] = round(time.monotonic() - started, 1)

@@ -53,6 +53,20 @@ async def test_a_node_deleted_before_the_bind_gets_no_pod(api: ApiClient) -> Non
     assert done.calls[1] == ("p1", BindResult.BOUND, "")
 
 
+_FAST_RETRIES = BinderOptions(backoff_base=0.001, backoff_cap=0.01)
+
+
+class _GoneAfterFirstCheck:
+    """``node_exists`` for a node deleted right after the bind's first check."""
+
+    def __init__(self) -> None:
+        self.checks: list[str] = []
+
+    def __call__(self, name: str) -> bool:
+        self.checks.append(name)
+        return len(self.checks) == 1
+
+
 async def test_a_node_deleted_while_a_throttled_bind_waits_gets_no_pod(
     api: ApiClient, sim: SimServer
 ) -> None:
@@ -60,19 +74,13 @@ async def test_a_node_deleted_while_a_throttled_bind_waits_gets_no_pod(
     retry: ERROR without a second request, the pod still pending."""
     pod = await create_pod(api, "p1t")
     fault = FailFirst(sim, "bind", 100, 429)
-    checks: list[str] = []
-
-    def node_exists(name: str) -> bool:
-        checks.append(name)
-        return len(checks) == 1  # deleted after the first attempt's check
-
-    options = BinderOptions(backoff_base=0.001, backoff_cap=0.01)
-    binder, done = Binder(api, options, node_exists=node_exists), Outcomes()
+    node_exists = _GoneAfterFirstCheck()
+    binder, done = Binder(api, _FAST_RETRIES, node_exists=node_exists), Outcomes()
     binder.dispatch(bind_request(pod, "node-1"), done)
     await done.wait(1)
     assert done.calls == [("p1t", BindResult.ERROR, 'node "node-1" was deleted before the bind')]
     assert fault.injected == 1
-    assert checks == ["node-1", "node-1"]
+    assert node_exists.checks == ["node-1", "node-1"]
     assert await _node_of(api, "p1t") is None
 
 
@@ -84,19 +92,13 @@ async def test_a_bind_answered_5xx_is_retried_though_its_node_left_the_cache(
     BOUND; only a 429 or no connection proves nothing landed."""
     pod = await create_pod(api, "p1x")
     fault = FailFirst(sim, "bind", 1, 503)
-    checks: list[str] = []
-
-    def node_exists(name: str) -> bool:
-        checks.append(name)
-        return len(checks) == 1
-
-    options = BinderOptions(backoff_base=0.001, backoff_cap=0.01)
-    binder, done = Binder(api, options, node_exists=node_exists), Outcomes()
+    node_exists = _GoneAfterFirstCheck()
+    binder, done = Binder(api, _FAST_RETRIES, node_exists=node_exists), Outcomes()
     binder.dispatch(bind_request(pod, "node-1"), done)
     await done.wait(1)
     assert done.calls == [("p1x", BindResult.BOUND, "")]
     assert fault.injected == 1
-    assert checks == ["node-1"]
+    assert node_exists.checks == ["node-1"]
 
 
 async def test_binds_on_wire_names_the_pods_until_answered(api: ApiClient, sim: SimServer) -> None:
