@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from scheduler.batching.exact_contracts import exact_blockers
-from scheduler.framework.interfaces import ExactOnly
+from scheduler.framework.interfaces import ExactOnly, NarrowedForExact
 from scheduler.framework.plugin_failures import plugin_raised
 from scheduler.plugins.names import DYNAMIC_RESOURCES, VOLUME_BINDING
 
@@ -167,6 +167,7 @@ class Signer:
         ):
             return SignResult(None, VOLUMES)
         fragments: list[tuple[str, object]] = []
+        narrowed: list[tuple[int, object]] = []
         exact_by = ""
         for plugin in self.profile.sign_plugins:
             try:
@@ -180,6 +181,9 @@ class Signer:
             if isinstance(fragment, ExactOnly):
                 exact_by = exact_by or plugin.name
                 fragment = fragment.fragment
+            elif isinstance(fragment, NarrowedForExact):
+                narrowed.append((len(fragments), fragment.exact))
+                fragment = fragment.fragment
             fragments.append((plugin.name, fragment))
         if exact_by and not self.exact:
             # The plugin without an exact contract is why, not the one asking for it.
@@ -187,6 +191,9 @@ class Signer:
         if exact_by and pod.claim_names:
             # Claims are read across nodes (ReadWriteOncePod): not served exactly.
             return SignResult(None, VOLUMES)
+        if exact_by:
+            for at, exact in narrowed:
+                fragments[at] = (fragments[at][0], exact)
         # repr of nested tuples of str/int is canonical and deterministic; the profile name
         # keeps signatures of different profiles apart.
         signed = repr((self.profile.scheduler_name, tuple(fragments))).encode()

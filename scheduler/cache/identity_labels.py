@@ -1,4 +1,4 @@
-"""IdentityLabels: which per-pod identity labels some pod (anti-)affinity term reads.
+"""IdentityLabels: which pod labels some pod (anti-)affinity term reads.
 
 Why: a StatefulSet's pods carry labels of their own (``statefulset.kubernetes.io/pod-name``,
 ``apps.kubernetes.io/pod-index``; an Indexed Job's ``batch.kubernetes.io/job-completion-index``).
@@ -14,14 +14,23 @@ can tell two pods apart by it, and InterPodAffinity leaves it out of the signatu
 moves, and the scheduler signs its queued pods again (``Scheduler.resign_identity``), which
 gives the replicas distinct signatures and so ends their batch state.
 
-Only these keys are left out: a label every replica shares (``app``,
+For kube's batch (hint and rescore) only these keys are left out, the rest signed as kube
+signs them: a label every replica shares (``app``,
 ``controller-revision-hash``) splits no signature, and the other plugins sign what a
 selector makes of the pod (PodTopologySpread: the resolved selectors and whether each
 selects the pod), never the bare labels.
 
+The exact batch (batching/exact.py) goes further: it decides as a full pass does, so a
+pod it serves is signed with only the labels some known term reads
+(:meth:`IdentityLabels.read_only`), whatever they are. kube's scheduler_perf gives every pod
+a label of its own (``signature``) that no term reads; its spread and affinity pods then
+share an exact signature, and are placed where a full pass of each would place them. Any
+key a term comes to read moves ``generation`` as an identity key does.
+
 Neighbours: cache.pod_index (observes every cached pod), plugins.inter_pod_affinity (signs
-with :meth:`IdentityLabels.signed`), batching.signature (the memo's generation),
-cycle.schedule_one (observes queued pods, re-signs).
+with :meth:`IdentityLabels.signed` and :meth:`IdentityLabels.read_only`),
+batching.signature (the memo's generation), cycle.schedule_one (observes queued pods,
+re-signs).
 """
 
 from __future__ import annotations
@@ -45,18 +54,18 @@ IDENTITY_LABEL_KEYS = frozenset(
 
 
 class IdentityLabels:
-    """The identity label keys some known term reads; see the module docstring."""
+    """The label keys some known term reads; see the module docstring."""
 
     __slots__ = ("generation", "read")
 
     def __init__(self) -> None:
         self.read: frozenset[str] = frozenset()
-        """Identity keys some term of a known pod names."""
+        """Label keys some term of a known pod names (identity keys among them)."""
         self.generation = 0
         """Moves whenever ``read`` grows (signatures made before are stale)."""
 
     def observe(self, pod: Pod) -> frozenset[str]:
-        """Record the identity keys ``pod``'s terms name; returns those read only now."""
+        """Record the label keys ``pod``'s terms name; returns those read only now."""
         if not (pod.has_pod_affinity or pod.has_pod_anti_affinity):
             return frozenset()
         named = {
@@ -64,7 +73,6 @@ class IdentityLabels:
             for term in _terms(pod)
             if term.label_selector is not None
             for requirement in term.label_selector.requirements
-            if requirement.key in IDENTITY_LABEL_KEYS
         }
         new = frozenset(named - self.read)
         if new:
@@ -73,10 +81,16 @@ class IdentityLabels:
         return new
 
     def signed(self, labels: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-        """``labels`` as InterPodAffinity signs them: sorted, without the identity labels
-        no term reads."""
+        """``labels`` as InterPodAffinity signs them for kube's batch: sorted, without the
+        identity labels no term reads."""
         unread = IDENTITY_LABEL_KEYS - self.read
         return tuple(sorted(item for item in labels.items() if item[0] not in unread))
+
+    def read_only(self, labels: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+        """``labels`` as InterPodAffinity signs them for the exact batch: sorted, only the
+        keys some known term reads."""
+        read = self.read
+        return tuple(sorted(item for item in labels.items() if item[0] in read))
 
 
 def _terms(pod: Pod) -> Iterator[PodAffinityTerm]:

@@ -34,7 +34,6 @@ from scheduler import logs
 from scheduler.batching.batch import OpportunisticBatch
 from scheduler.batching.exact import ExactBatch
 from scheduler.batching.signature import OPTED_OUT, BatchingMode, Signer, is_exact
-from scheduler.cache.identity_labels import IDENTITY_LABEL_KEYS
 from scheduler.cycle.binding_cycle import BindingCycles
 from scheduler.cycle.counts import CycleCounts
 from scheduler.cycle.decision import Decision, Reserved, log_decision
@@ -132,6 +131,8 @@ class Scheduler:
         """Scheduling cycles so far, all profiles together (kube's schedulingCycle)."""
         self._identity_generation = 0
         """``IdentityLabels.generation`` the queued pods' signatures were made under."""
+        self._read_keys: frozenset[str] = frozenset()
+        """``IdentityLabels.read`` then."""
         for name, profile in profiles.items():
             profile.nominator = queue.nominator
             signer = Signer(profile, self.settings.mode)
@@ -251,19 +252,23 @@ class Scheduler:
         return changed
 
     def resign_identity(self, infos: Iterable[QueuedPodInfo] = ()) -> int:
-        """A term has come to read an identity label (cache/identity_labels.py): sign the
-        queued pods that carry one again, and ``infos`` (popped, not yet decided), before
-        any is decided. Returns how many signatures changed."""
-        self._identity_generation = self.cluster.snapshot.identity_labels.generation
+        """A term has come to read a label key (cache/identity_labels.py): sign the queued
+        pods that carry one of the keys read since the last time again, and ``infos``
+        (popped, not yet decided), before any is decided. Returns how many signatures
+        changed."""
+        labels = self.cluster.snapshot.identity_labels
+        self._identity_generation = labels.generation
+        newly = labels.read - self._read_keys
+        self._read_keys = labels.read
         changed = 0
         for info in itertools.chain(self.queue.queued(), infos):
-            if any(key in info.pod.labels for key in IDENTITY_LABEL_KEYS):
+            if any(key in info.pod.labels for key in newly):
                 signed = self.signers[info.pod.scheduler_name].sign(info.pod)
                 if signed.signature != info.signature:
                     self.queue.update_signature(info, info.pod, signed.signature, signed.refused_by)
                     changed += 1
         if changed:
-            log.debug("queued_pods_resigned", reason="identity label read", pods=changed)
+            log.debug("queued_pods_resigned", reason="label read", pods=changed)
         return changed
 
     def default_spreading_unsignable(self) -> int:

@@ -353,6 +353,17 @@ class ExactOnly:
     fragment: Hashable
 
 
+@dataclass(frozen=True, slots=True)
+class NarrowedForExact:
+    """A ``sign_pod`` fragment with two forms: ``fragment`` for kube's batch, ``exact``
+    (narrower) when another fragment makes the pod exact-only. The exact batch places each
+    pod where a full pass would, so grouping pods that kube's signature keeps apart but no
+    Filter or Score can tell apart changes no decision; kube's hint and rescore would."""
+
+    fragment: Hashable
+    exact: Hashable
+
+
 @runtime_checkable
 class ExactDomainPlugin(Plugin, Protocol):
     """A plugin that reads other pods by topology domain (PodTopologySpread,

@@ -21,7 +21,8 @@ those of the matched pod's namespace.
 
 Sign (KEP-5598): a pod with any pod (anti-)affinity term is unsignable; otherwise its
 namespace and labels are what existing pods' terms read, and form the fragment (less the
-per-pod identity labels no term reads: cache/identity_labels.py).
+per-pod identity labels no term reads: cache/identity_labels.py); a pod the exact batch
+serves signs only the labels some known term reads (``NarrowedForExact``).
 
 Cost (issue 19): existing pods a term of the incoming pod reads are found through the
 snapshot's pod index (by namespace and label), and existing pods' own terms through its term
@@ -40,7 +41,7 @@ from typing import TYPE_CHECKING, Final
 from scheduler.framework import status as st
 from scheduler.framework.cycle_state import StateKey
 from scheduler.framework.events import ClusterEvent
-from scheduler.framework.interfaces import MAX_NODE_SCORE, ExactOnly
+from scheduler.framework.interfaces import MAX_NODE_SCORE, ExactOnly, NarrowedForExact
 from scheduler.plugins import affinity_counts as counts
 from scheduler.plugins import affinity_exact, names
 from scheduler.plugins.affinity_exact import matches_all as _matches_all
@@ -318,17 +319,19 @@ class InterPodAffinity:
     def sign_pod(self, pod: Pod) -> Hashable | None:
         """Namespace and labels (existing pods' terms read them), less the per-pod identity
         labels no known term reads (cache/identity_labels.py: kube signs them all, so its
-        StatefulSet replicas never share a signature); with pod (anti-)affinity an
-        exact-only fragment that adds the terms (the labels and namespace decide which of
+        StatefulSet replicas never share a signature), or for the exact batch only the
+        labels some known term reads; with pod (anti-)affinity an exact-only fragment
+        that adds the terms (the read labels and namespace decide which of
         them match the pod itself)."""
-        own = (pod.namespace, self._handle.snapshot.identity_labels.signed(pod.labels))
+        labels = self._handle.snapshot.identity_labels
+        read = (pod.namespace, labels.read_only(pod.labels))
         if not (pod.has_pod_affinity or pod.has_pod_anti_affinity):
-            return own
+            return NarrowedForExact((pod.namespace, labels.signed(pod.labels)), read)
         form = affinity_exact.term_form
         return ExactOnly(
             (
                 "InterPodAffinity/exact",
-                own,
+                read,
                 tuple(form(t) for t in pod.required_pod_affinity),
                 tuple(form(t) for t in pod.required_pod_anti_affinity),
                 tuple((w.weight, form(w.term)) for w in pod.preferred_pod_affinity),

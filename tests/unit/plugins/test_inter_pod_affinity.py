@@ -15,7 +15,7 @@ from scheduler.framework import status as st
 from scheduler.framework.config import PluginSpec
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.diagnosis import FitError
-from scheduler.framework.interfaces import ExactOnly
+from scheduler.framework.interfaces import ExactOnly, NarrowedForExact
 from scheduler.framework.profile import Profile
 from scheduler.framework.results import ScheduleResult
 from scheduler.model import parse
@@ -744,11 +744,35 @@ def test_sign_pod_with_terms_is_exact_only(incoming: Raw) -> None:
 
 
 def test_sign_pod_is_namespace_and_sorted_labels() -> None:
-    """Existing pods' terms read the namespace and labels, so the fragment holds exactly those."""
+    """Existing pods' terms read the namespace and labels, so kube's form of the fragment
+    holds exactly those; the exact batch's form only the labels a known term reads (none
+    yet)."""
     pl = plugin(Snapshot())
     one = pl.sign_pod(parse.pod_from_raw(pod("a", labels={"b": "2", "a": "1"})))
     two = pl.sign_pod(parse.pod_from_raw(pod("b", labels={"a": "1", "b": "2"})))
-    assert one == two == ("default", (("a", "1"), ("b", "2")))
+    assert one == two
+    assert isinstance(one, NarrowedForExact)
+    assert one.fragment == ("default", (("a", "1"), ("b", "2")))
+    assert one.exact == ("default", ())
+
+
+def test_sign_pod_for_the_exact_batch_keeps_the_labels_terms_read() -> None:
+    """Once a known term names key ``a``, the exact form keeps ``a`` (pods differing in it
+    may get different verdicts) and still leaves ``b`` out; kube's form is unchanged."""
+    snap = Snapshot()
+    reader = pod(anti_required=[term({"matchLabels": {"a": "1"}}, "zone")])
+    snap.identity_labels.observe(parse.pod_from_raw(reader))
+    pl = plugin(snap)
+    one = pl.sign_pod(parse.pod_from_raw(pod("a", labels={"b": "2", "a": "1"})))
+    other = pl.sign_pod(parse.pod_from_raw(pod("c", labels={"b": "3", "a": "1"})))
+    apart = pl.sign_pod(parse.pod_from_raw(pod("d", labels={"b": "2", "a": "2"})))
+    assert isinstance(one, NarrowedForExact)
+    assert isinstance(other, NarrowedForExact)
+    assert isinstance(apart, NarrowedForExact)
+    assert one.fragment == ("default", (("a", "1"), ("b", "2")))
+    assert one.exact == other.exact == ("default", (("a", "1"),))
+    assert one.fragment != other.fragment
+    assert apart.exact != one.exact
 
 
 @pytest.mark.parametrize(

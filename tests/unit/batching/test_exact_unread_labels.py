@@ -1,0 +1,150 @@
+"""Pods the exact batch serves are signed with only the labels some known term reads
+(cache/identity_labels.py, ``NarrowedForExact``): kube's scheduler_perf gives every pod a
+``signature`` label of its own, which no term reads, and its spread pods then share one
+exact signature; pods kube's batch would serve keep kube's signature (every label)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler.app.local_binder import attempt_queued
+from scheduler.batching.signature import BatchingMode, is_exact
+from scheduler.cycle.eventhandlers import EventHandlers
+from scheduler.cycle.schedule_one import Scheduler
+from scheduler.model.parse import pod_from_raw
+from tests.builders import make_node, make_pod
+from tests.harness import drain, scheduler_for
+
+ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
+OWN = "signature"
+Raw = dict[str, Any]
+
+
+def _nodes() -> list[Raw]:
+    # Unequal sizes, three zones: the resource scorers and the spread both rank the nodes.
+    return [
+        make_node(
+            f"n{i}",
+            cpu=str(4 + 4 * (i % 3)),
+            memory="32Gi",
+            labels={ZONE: f"z{i % 3}", HOSTNAME: f"n{i}"},
+        )
+        for i in range(9)
+    ]
+
+
+def _spread(index: int) -> Raw:
+    """kube's pod-with-topology-spreading.yaml, with the label scheduler_perf adds."""
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": ZONE,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"color": "blue"}},
+        }
+    ]
+    return make_pod(
+        f"spread-{index}",
+        cpu="500m",
+        memory="1Gi",
+        labels={"color": "blue", OWN: f"signature-label-{index}"},
+        topology_spread=spread,
+    )
+
+
+def _plain(index: int) -> Raw:
+    return make_pod(f"plain-{index}", cpu="500m", labels={OWN: f"signature-label-{index}"})
+
+
+def _signature(scheduler: Scheduler, raw: Raw) -> bytes | None:
+    pod = pod_from_raw(raw)
+    return scheduler.signers[pod.scheduler_name].sign(pod).signature
+
+
+def _avoid(value: str) -> Raw:
+    """Preferred anti-affinity to the pod whose own label is ``value``."""
+    term = {"labelSelector": {"matchLabels": {OWN: value}}, "topologyKey": HOSTNAME}
+    return {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "podAffinityTerm": term}
+            ]
+        }
+    }
+
+
+def test_spread_pods_with_labels_of_their_own_share_an_exact_signature() -> None:
+    """Exact pods differing in an unread label sign alike; kube's batch still tells plain
+    pods apart by it, as kube's signature does."""
+    scheduler, _, _ = scheduler_for(_nodes())
+    one, two = _signature(scheduler, _spread(0)), _signature(scheduler, _spread(1))
+    assert one is not None
+    assert is_exact(one)
+    assert one == two
+    plain = _signature(scheduler, _plain(0))
+    assert plain is not None
+    assert not is_exact(plain)
+    assert plain != _signature(scheduler, _plain(1))
+
+
+def test_a_term_on_the_label_splits_the_exact_signature() -> None:
+    """Once a queued pod's term names the label, spread pods that differ in it sign apart."""
+    scheduler, _, _ = scheduler_for(_nodes())
+    scheduler.enqueue(pod_from_raw(make_pod("reader", cpu="100m", affinity=_avoid("x"))))
+    assert _signature(scheduler, _spread(0)) != _signature(scheduler, _spread(1))
+
+
+def test_spread_pods_with_labels_of_their_own_take_the_exact_path_as_batching_off() -> None:
+    """The differential: every pod on the node batching off gives it, all but the first
+    two (the full pass, then the state's build) from the exact batch."""
+    raws = [_spread(i) for i in range(24)]
+    placed = []
+    for mode in (BatchingMode.OFF, BatchingMode.ALL):
+        scheduler, _, _ = scheduler_for(_nodes(), mode=mode, seed=3)
+        for raw in raws:
+            scheduler.enqueue(pod_from_raw(raw))
+        placed.append((drain(scheduler), scheduler))
+    (off, _), (on, batched) = placed
+    assert on == off
+    assert None not in on.values()
+    assert batched.counts().exact == 23
+
+
+def _stream(mode: BatchingMode, *, resign: bool = True) -> tuple[dict[str, str | None], Scheduler]:
+    """Spread pods 0-17 queued; after the fourth is placed, pods bound elsewhere come to
+    prefer avoiding spread-6 and spread-9 on the nodes batching off gives them (the label is
+    read from then on). Every attempt's node, in order."""
+    scheduler, _, _ = scheduler_for(_nodes(), mode=mode, seed=11)
+    if not resign:
+        scheduler.resign_identity = lambda infos=(): 0  # type: ignore[method-assign]
+    for i in range(18):
+        scheduler.enqueue(pod_from_raw(_spread(i)))
+    placed: dict[str, str | None] = {}
+    for pod, node in attempt_queued(scheduler):
+        placed[pod.key] = node
+        if len(placed) == 4:
+            for host, avoided in (("n5", "signature-label-6"), ("n2", "signature-label-9")):
+                raw = make_pod(f"avoid-{avoided}", cpu="100m", node_name=host)
+                raw["spec"]["affinity"] = _avoid(avoided)
+                EventHandlers(scheduler).on_pod(pod_from_raw(raw))
+    return placed | drain(scheduler), scheduler
+
+
+def test_a_term_on_the_label_mid_stream_places_as_batching_off() -> None:
+    """Terms that read the label arrive in the middle: the queued pods are signed again and
+    every pod lands where batching off lands it."""
+    placed_off, _ = _stream(BatchingMode.OFF)
+    placed_on, on = _stream(BatchingMode.ALL)
+    assert placed_on == placed_off
+    assert None not in placed_on.values()
+    # Exact: spread-2..4, before the terms; after them every pod signs apart (full passes).
+    assert on.counts().exact == 3
+
+
+def test_the_mid_stream_differential_can_fail_without_the_resign() -> None:
+    """Not vacuous: left under their old signature, the pods are placed from a state built
+    for a pod no term avoids, and spread-6 lands on the node it should have avoided."""
+    placed_off, _ = _stream(BatchingMode.OFF)
+    placed_stale, _ = _stream(BatchingMode.ALL, resign=False)
+    assert placed_stale != placed_off
