@@ -59,6 +59,7 @@ NODE_TRIES = 5
 WAIT_TIMEOUT = 600.0
 """kube's ``waitUntilPodsScheduledInNamespace`` default: 10 minutes."""
 POLL = 1.0
+EXACT_BATCH = "batch_scheduler_exact_batch_total"
 
 
 class WorkloadError(RuntimeError):
@@ -73,6 +74,8 @@ class Measurement:
     throughput: dict[str, float] | None
     sli_ms: dict[str, float] | None
     attempts: dict[str, int]
+    exact_batch: dict[str, int]
+    """Ours' exact-batch outcomes (``batch_scheduler_exact_batch_total``; kube: none)."""
     scheduled: int
     seconds: float
     cpu_s: float
@@ -428,6 +431,7 @@ class Executor:
                 throughput=throughput,
                 sli_ms=histogram_summary(collection.before, after, SLI_METRIC),
                 attempts=counter_delta(collection.before, after, attempts, "result"),
+                exact_batch=counter_delta(collection.before, after, EXACT_BATCH, "outcome"),
                 scheduled=collection.throughput.scheduled,
                 seconds=collection.throughput.stopped_at - collection.throughput.started_at,
                 cpu_s=cpu,

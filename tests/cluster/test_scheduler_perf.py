@@ -49,3 +49,37 @@ async def test_a_tiny_schedulingbasic_runs_for_each_scheduler(
     assert record["rss_mb"] > 0
     assert record["cpu_s_total"] > 0
     assert record["overridden"] == {"initNodes": 20, "initPods": 10, "measurePods": MEASURE}
+
+
+SPREAD = 40
+
+
+@pytest.mark.parametrize("scheduler", ["kube", "ours"])
+async def test_spread_pods_with_labels_of_their_own_take_ours_exact_path(
+    scheduler: str, tmp_path: Path
+) -> None:
+    """TopologySpreading at 6 nodes: kube's runner gives each spread pod a ``signature``
+    label of its own, which no term reads. Both schedulers schedule every measured pod;
+    kube-scheduler batches none of them (it signs no spread pod), ours places all but the
+    first of them on the exact path (a full pass's node, without the full pass)."""
+    reason = missing_binaries()
+    if reason:
+        if os.environ.get(REQUIRE):
+            pytest.fail(f"cluster tier required ({REQUIRE}) but {reason}")
+        pytest.skip(f"cluster tier skipped: {reason}")
+    try:
+        suite = load_suite()
+    except SuiteError as exc:
+        pytest.skip(str(exc))
+    (selected,) = select(
+        suite,
+        test="^TopologySpreading/5000Nodes_5000Pods$",
+        overrides={"initNodes": 6, "initPods": 6, "measurePods": SPREAD},
+    )
+    record = await runner.run(runner.plan(selected), scheduler, workdir=tmp_path, wait_timeout=120)
+    assert "failed" not in record, record.get("failure_detail")
+    assert record["pods_scheduled"] == SPREAD
+    if scheduler == "kube":
+        assert record["exact_batch"] == {}
+    else:
+        assert record["exact_batch"] == {"built": 1, "no_state": 1, "placed": SPREAD - 1}
