@@ -6,11 +6,15 @@ Deployment pods under kube's System default spreading, explicit spread constrain
 ``minDomains``, node policies and ``matchLabelKeys``, self affinity and anti-affinity),
 on 1–150 nodes of a few sizes (ties) in unequal zones, some without a zone and some
 tainted, with running pods of other owners in the same domains, under
-``percentageOfNodesToScore`` adaptive, 30 or 100. Between groups of pods, nodes and pods
-are added, relabelled and deleted (the steps :func:`bench.exact_differential.run` feeds to
-the event handlers, as the watch would). Raw API dicts only: this module knows nothing of
-the scheduler but the default scheduler's name. Neighbours: :mod:`bench.exact_differential`
-replays and compares; ``tests/property/test_exact_batching_equivalence.py`` samples it.
+``percentageOfNodesToScore`` adaptive, 30 or 100. Every other workload's pods carry a label
+of their own (:data:`OWN`, as kube's scheduler_perf gives each pod), and some pods that
+arrive running prefer to avoid the zone of a pod still to come by that label (the exact
+batch signs only labels some term reads: a term on it must re-sign the queued pods).
+Between groups of pods, nodes and pods are added, relabelled and deleted (the steps
+:func:`bench.exact_differential.run` feeds to the event handlers, as the watch would). Raw
+API dicts only: this module knows nothing of the scheduler but the default scheduler's
+name. Neighbours: :mod:`bench.exact_differential` replays and compares;
+``tests/property/test_exact_batching_equivalence.py`` samples it.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ NODE_SIZES = (("4", "8Gi"), ("4", "16Gi"), ("8", "16Gi"))
 """Few sizes, so that many nodes tie."""
 POD_SIZES = (("100m", "256Mi"), ("500m", "1Gi"), ("1", "2Gi"), ("2", "3Gi"))
 PERCENTAGES = (0, 30, 100)
+OWN = "own"
+"""The label of a pod's own (its name) that every other workload's pods carry."""
 """percentageOfNodesToScore: 0 is kube's adaptive default (engages above 100 nodes)."""
 
 
@@ -170,10 +176,18 @@ class Workload:
     memory: str
     template_hash: str
     made: int = 0
+    own_label: bool = False
+    """Whether each pod carries :data:`OWN` with its name."""
+
+    def next_name(self) -> str:
+        return f"{self.app}-{self.template_hash}-{self.made}"
 
     def pod(self) -> Raw:
-        name = f"{self.app}-{self.template_hash}-{self.made}"
+        name = self.next_name()
         self.made += 1
+        labels = {"app": self.app, "pod-template-hash": self.template_hash}
+        if self.own_label:
+            labels[OWN] = name
         containers = [
             {
                 "name": "c",
@@ -193,7 +207,7 @@ class Workload:
                 "name": name,
                 "namespace": NAMESPACE,
                 "uid": f"uid-{name}",
-                "labels": {"app": self.app, "pod-template-hash": self.template_hash},
+                "labels": labels,
                 "ownerReferences": [owner],
             },
             "spec": {
@@ -265,6 +279,14 @@ def _running(rng: random.Random, name: str, node: str, app: str) -> Raw:
     }
 
 
+def _avoid(name: str) -> Raw:
+    """Preferred anti-affinity to the zone of the pod whose :data:`OWN` label is ``name``
+    (preferred: a required term is caught by the exact batch's recheck anyway)."""
+    term = {"labelSelector": {"matchLabels": {OWN: name}}, "topologyKey": ZONE}
+    weighted = {"weight": 100, "podAffinityTerm": term}
+    return {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [weighted]}}
+
+
 def burst_steps(seed: int, *, max_nodes: int = 150, max_pods: int = 80) -> Burst:
     """The burst of ``seed``: see the module docstring."""
     rng = random.Random(seed)
@@ -282,6 +304,7 @@ def burst_steps(seed: int, *, max_nodes: int = 150, max_pods: int = 80) -> Burst
         app = f"w{w}-{family}"
         cpu, memory = rng.choice(POD_SIZES)
         workload = Workload(app, family, FAMILIES[family](app, rng), cpu, memory, f"h{w}x")
+        workload.own_label = (seed + w) % 2 == 0  # not drawn: the seeds' draws stay as they were
         workloads.append(workload)
         if family == "deployment":
             objects.append(
@@ -340,6 +363,9 @@ def burst_steps(seed: int, *, max_nodes: int = 150, max_pods: int = 80) -> Burst
         elif roll < 0.93:
             name = f"late-{len(burst.steps)}"
             raw = _running(rng, name, rng.choice(live_nodes), rng.choice(apps))
+            owned = [w for w in workloads if w.own_label]
+            if owned and len(burst.steps) % 3 == 0:
+                raw["spec"]["affinity"] = _avoid(owned[len(burst.steps) % len(owned)].next_name())
             burst.steps.append(("running", raw))
             live_pods.append(raw["metadata"]["uid"])
         elif live_pods:

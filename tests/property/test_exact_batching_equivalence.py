@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.exact_bursts import FAMILIES, PERCENTAGES, burst_steps
+from bench.exact_bursts import FAMILIES, OWN, PERCENTAGES, burst_steps
 from bench.exact_differential import compare, compare_burst, run
 from scheduler.batching.signature import BatchingMode
+from scheduler.cache.identity_labels import IdentityLabels
 
 
 @settings(max_examples=12, deadline=None)
@@ -46,6 +48,30 @@ def test_the_sample_takes_the_exact_path_and_mixes_the_families() -> None:
     assert {b.percentage for b in bursts} == set(PERCENTAGES)
     kinds = {kind for b in bursts for kind, _ in b.steps}
     assert kinds == {"pods", "node", "delete-node", "running", "delete-pod"}
+    # Pods with a label of their own, with and without, and running pods whose terms read it.
+    owned = [
+        OWN in raw["metadata"]["labels"]
+        for b in bursts
+        for k, a in b.steps
+        if k == "pods"
+        for raw in a
+    ]
+    assert any(owned)
+    assert not all(owned)
+    assert any(
+        kind == "running" and "affinity" in arg["spec"] for b in bursts for kind, arg in b.steps
+    )
+
+
+def test_the_sample_can_fail_when_terms_on_own_labels_are_ignored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not vacuous for the exact batch's labels: signed as if no term read any label, pods
+    whose label a running pod's term avoids share a state with those it does not, and some
+    of the first 40 seeds then place a pod elsewhere than batching off."""
+    monkeypatch.setattr(IdentityLabels, "read_only", lambda self, labels: ())
+    differences = sum(len(compare(seed).differences) for seed in range(40))
+    assert differences > 0
 
 
 def test_the_comparison_sees_a_different_draw() -> None:
