@@ -281,7 +281,7 @@ def _running(rng: random.Random, name: str, node: str, app: str) -> Raw:
 
 def _avoid(name: str) -> Raw:
     """Preferred anti-affinity to the zone of the pod whose :data:`OWN` label is ``name``
-    (preferred: a required term is caught by the exact batch's recheck anyway)."""
+    (a zone: more of the pod's candidates score differently than under a hostname term)."""
     term = {"labelSelector": {"matchLabels": {OWN: name}}, "topologyKey": ZONE}
     weighted = {"weight": 100, "podAffinityTerm": term}
     return {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [weighted]}}

@@ -173,6 +173,13 @@ class ExactBatch:
         for signature in list(self.lives):
             self._drop(signature)
 
+    def labels_read(self) -> None:
+        """A term has come to read a label key (cache/identity_labels.py): a state was built
+        from one pod of its signature, and the pods of that signature that lack the key (or
+        carry it) keep the signature, so no state stands for them any more."""
+        for signature in list(self.lives):
+            self._drop(signature)
+
     def _drop(self, signature: Signature) -> None:
         del self.lives[signature]
         self._count(ExactOutcome.DROPPED)

@@ -25,7 +25,10 @@ pod it serves is signed with only the labels some known term reads
 (:meth:`IdentityLabels.read_only`), whatever they are. kube's scheduler_perf gives every pod
 a label of its own (``signature``) that no term reads; its spread and affinity pods then
 share an exact signature, and are placed where a full pass of each would place them. Any
-key a term comes to read moves ``generation`` as an identity key does.
+key a term comes to read moves ``generation`` as an identity key does; the exact batch then
+drops its states (one built from a pod with the key no longer stands for the pods of its
+signature without it), and a pod out of the queue then (at Permit, binding) is signed again
+before its next decision (``QueuedPodInfo.signed_generation``).
 
 Neighbours: cache.pod_index (observes every cached pod), plugins.inter_pod_affinity (signs
 with :meth:`IdentityLabels.signed` and :meth:`IdentityLabels.read_only`),

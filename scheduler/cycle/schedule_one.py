@@ -229,12 +229,16 @@ class Scheduler:
         # Its nomination (status.nominatedNodeName, or ours not yet seen back): recorded
         # before signing, so a nominated pod is never batched (KEP-5598).
         pod = self.queue.nominator.update(pod)
-        self.cluster.snapshot.identity_labels.observe(pod)  # its own terms count for it too
+        labels = self.cluster.snapshot.identity_labels
+        labels.observe(pod)  # its own terms count for it too
         signed = self.signers[pod.scheduler_name].sign(pod)
         if signed.signature is None and signed.refused_by != OPTED_OUT:
             log.debug("pod_unsignable", pod=pod.key, plugin=signed.refused_by)
             self.metrics.unsignable_pods.labels(plugin=signed.refused_by).inc()
         self.queue.add(pod, signed.signature, signed.refused_by)
+        info = self.queue.get(pod.uid)
+        if info is not None:
+            info.signed_generation = labels.generation
 
     def resign(self, namespace: str) -> int:
         """Sign the queued pods of ``namespace`` again: a Service or pod controller there
@@ -246,6 +250,7 @@ class Scheduler:
             if pod.namespace != namespace:
                 continue
             signed = self.signers[pod.scheduler_name].sign(pod)
+            info.signed_generation = self.cluster.snapshot.identity_labels.generation
             if signed.signature != info.signature or signed.refused_by != info.refused_by:
                 self.queue.update_signature(info, pod, signed.signature, signed.refused_by)
                 changed += 1
@@ -257,9 +262,12 @@ class Scheduler:
         (popped, not yet decided), before any is decided. Returns how many signatures
         changed."""
         labels = self.cluster.snapshot.identity_labels
-        self._identity_generation = labels.generation
+        generation = labels.generation
+        self._identity_generation = generation
         newly = labels.read - self._read_keys
         self._read_keys = labels.read
+        for exact in self.exact.values():
+            exact.labels_read()
         changed = 0
         for info in itertools.chain(self.queue.queued(), infos):
             if any(key in info.pod.labels for key in newly):
@@ -267,9 +275,25 @@ class Scheduler:
                 if signed.signature != info.signature:
                     self.queue.update_signature(info, info.pod, signed.signature, signed.refused_by)
                     changed += 1
+            info.signed_generation = generation
         if changed:
             log.debug("queued_pods_resigned", reason="label read", pods=changed)
         return changed
+
+    def _signed_current(self, infos: Iterable[QueuedPodInfo]) -> None:
+        """Before popped pods are decided: the queue signed again if a term has come to read
+        a label key since the last time, and each of ``infos`` signed under the current
+        read keys (one out of the queue then, waiting at Permit or binding, came back)."""
+        generation = self.cluster.snapshot.identity_labels.generation
+        if generation != self._identity_generation:
+            self.resign_identity(infos)
+            return
+        for info in infos:
+            if info.signed_generation != generation:
+                signed = self.signers[info.pod.scheduler_name].sign(info.pod)
+                if signed.signature != info.signature:
+                    self.queue.update_signature(info, info.pod, signed.signature, signed.refused_by)
+                info.signed_generation = generation
 
     def default_spreading_unsignable(self) -> int:
         """Queued pods that only default topology spreading keeps from batching."""
@@ -288,8 +312,7 @@ class Scheduler:
 
     def schedule_one(self, info: QueuedPodInfo) -> Outcome:
         """Decide for one popped pod, assume it and dispatch its bind (or report why not)."""
-        if self.cluster.snapshot.identity_labels.generation != self._identity_generation:
-            self.resign_identity((info,))
+        self._signed_current((info,))
         started = time.perf_counter()
         self._cycle += 1
         cycle = self._cycle
@@ -318,8 +341,7 @@ class Scheduler:
 
     def schedule_group(self, group: QueuedPodGroupInfo) -> GroupAttempt | None:
         """One cycle for a whole pod group (cycle/schedule_group.py); what it found."""
-        if self.cluster.snapshot.identity_labels.generation != self._identity_generation:
-            self.resign_identity(group.members.values())
+        self._signed_current(group.members.values())
         self._cycle += 1
         attempt = self.groups.schedule(group, self._cycle)
         self.binding.run_decided()

@@ -26,6 +26,9 @@ class QueuedPodInfo:
     signature: Signature | None
     refused_by: str = ""
     """Why the pod has no signature (a plugin name or a pod-level rule)."""
+    signed_generation: int = 0
+    """``IdentityLabels.generation`` its signature was made under: a pod out of the queue
+    when a term came to read one of its labels is signed again before its next decision."""
     timestamp: float = 0.0
     """When it last entered the active pool (queue order)."""
     initial_attempt: float | None = None

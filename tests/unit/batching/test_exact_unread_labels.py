@@ -9,7 +9,9 @@ from typing import Any
 
 from scheduler.app.local_binder import attempt_queued
 from scheduler.batching.signature import BatchingMode, is_exact
+from scheduler.clock import FakeClock
 from scheduler.cycle.eventhandlers import EventHandlers
+from scheduler.cycle.ports import BindResult
 from scheduler.cycle.schedule_one import Scheduler
 from scheduler.model.parse import pod_from_raw
 from tests.builders import make_node, make_pod
@@ -148,3 +150,65 @@ def test_the_mid_stream_differential_can_fail_without_the_resign() -> None:
     placed_off, _ = _stream(BatchingMode.OFF)
     placed_stale, _ = _stream(BatchingMode.ALL, resign=False)
     assert placed_stale != placed_off
+
+
+def _canary_stream(mode: BatchingMode) -> tuple[dict[str, str | None], Scheduler]:
+    """Spread pods, the first two with ``canary: "true"`` and the rest without (one exact
+    signature while no term reads ``canary``: the state is built from a canary). Then a pod
+    bound elsewhere, in zone z0, requires that no pod without ``canary`` share its zone."""
+    scheduler, _, _ = scheduler_for(_nodes(), mode=mode, seed=5)
+    raws = [_spread(i) for i in range(9)]
+    for raw in raws[:2]:
+        raw["metadata"]["labels"]["canary"] = "true"
+    for raw in raws[:2]:
+        scheduler.enqueue(pod_from_raw(raw))
+    placed = drain(scheduler)
+    term = {
+        "labelSelector": {"matchExpressions": [{"key": "canary", "operator": "DoesNotExist"}]},
+        "topologyKey": ZONE,
+    }
+    guard = make_pod("guard", cpu="100m", node_name="n0")  # n0 is in zone z0
+    guard["spec"]["affinity"] = {
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    }
+    EventHandlers(scheduler).on_pod(pod_from_raw(guard))
+    for raw in raws[2:]:
+        scheduler.enqueue(pod_from_raw(raw))
+    return placed | drain(scheduler), scheduler
+
+
+def test_a_term_on_a_label_only_some_pods_of_a_signature_carry_drops_the_state() -> None:
+    """The pods without the label keep their signature when it comes to be read, but the
+    state was built from a pod with it: it is dropped, so no pod without ``canary`` lands in
+    the guard's zone, and every pod lands where batching off puts it."""
+    placed_off, _ = _canary_stream(BatchingMode.OFF)
+    placed_on, _ = _canary_stream(BatchingMode.ALL)
+    assert placed_on == placed_off
+    zone_of = {f"n{i}": f"z{i % 3}" for i in range(9)}
+    for i in range(2, 9):
+        node = placed_on[f"default/spread-{i}"]
+        assert node is None or zone_of[node] != "z0"
+
+
+def test_a_pod_out_of_the_queue_when_its_label_comes_to_be_read_is_signed_again() -> None:
+    """spread-0's bind is in flight when a term comes to read its own label, so the queue's
+    re-sign cannot reach it; its bind fails and it comes back: it is signed again (its own
+    label now in its exact signature) before it is decided again."""
+    clock = FakeClock()
+    scheduler, binder, _ = scheduler_for(_nodes(), auto_bind=False, clock=clock)
+    scheduler.enqueue(pod_from_raw(_spread(0)))
+    list(attempt_queued(scheduler))
+    ((request, done),) = binder.pending
+    info = request.info
+    narrowed = info.signature
+    reader = make_pod("reader", cpu="100m", node_name="n1", affinity=_avoid("signature-label-0"))
+    EventHandlers(scheduler).on_pod(pod_from_raw(reader))
+    scheduler.enqueue(pod_from_raw(_spread(1)))
+    list(attempt_queued(scheduler))  # spread-1's cycle signs the queue again, not spread-0
+    assert info.signature == narrowed
+    binder.finish(request, done, BindResult.ERROR, "connection refused")
+    clock.advance(60)
+    scheduler.queue.flush()  # its backoff is over
+    list(attempt_queued(scheduler))
+    assert info.signature != narrowed
+    assert info.signature == _signature(scheduler, _spread(0))
