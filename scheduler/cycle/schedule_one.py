@@ -249,11 +249,7 @@ class Scheduler:
             pod = info.pod
             if pod.namespace != namespace:
                 continue
-            signed = self.signers[pod.scheduler_name].sign(pod)
-            info.signed_generation = self.cluster.snapshot.identity_labels.generation
-            if signed.signature != info.signature or signed.refused_by != info.refused_by:
-                self.queue.update_signature(info, pod, signed.signature, signed.refused_by)
-                changed += 1
+            changed += self._sign_again(info)
         return changed
 
     def resign_identity(self, infos: Iterable[QueuedPodInfo] = ()) -> int:
@@ -262,20 +258,18 @@ class Scheduler:
         (popped, not yet decided), before any is decided. Returns how many signatures
         changed."""
         labels = self.cluster.snapshot.identity_labels
-        generation = labels.generation
-        self._identity_generation = generation
+        previous = self._identity_generation
+        self._identity_generation = labels.generation
         newly = labels.read - self._read_keys
         self._read_keys = labels.read
         for exact in self.exact.values():
             exact.labels_read()
         changed = 0
         for info in itertools.chain(self.queue.queued(), infos):
-            if any(key in info.pod.labels for key in newly):
-                signed = self.signers[info.pod.scheduler_name].sign(info.pod)
-                if signed.signature != info.signature:
-                    self.queue.update_signature(info, info.pod, signed.signature, signed.refused_by)
-                    changed += 1
-            info.signed_generation = generation
+            # Signed before the last re-sign (out of the queue then): any key may be new to it.
+            if info.signed_generation < previous or any(key in info.pod.labels for key in newly):
+                changed += self._sign_again(info)
+            info.signed_generation = labels.generation
         if changed:
             log.debug("queued_pods_resigned", reason="label read", pods=changed)
         return changed
@@ -284,16 +278,23 @@ class Scheduler:
         """Before popped pods are decided: the queue signed again if a term has come to read
         a label key since the last time, and each of ``infos`` signed under the current
         read keys (one out of the queue then, waiting at Permit or binding, came back)."""
-        generation = self.cluster.snapshot.identity_labels.generation
-        if generation != self._identity_generation:
+        if self.cluster.snapshot.identity_labels.generation != self._identity_generation:
             self.resign_identity(infos)
             return
         for info in infos:
-            if info.signed_generation != generation:
-                signed = self.signers[info.pod.scheduler_name].sign(info.pod)
-                if signed.signature != info.signature:
-                    self.queue.update_signature(info, info.pod, signed.signature, signed.refused_by)
-                info.signed_generation = generation
+            if info.signed_generation != self._identity_generation:
+                self._sign_again(info)
+
+    def _sign_again(self, info: QueuedPodInfo) -> int:
+        """Sign ``info``'s pod under the current read keys, in place; 1 if that changed its
+        signature or why it has none."""
+        pod = info.pod
+        signed = self.signers[pod.scheduler_name].sign(pod)
+        info.signed_generation = self.cluster.snapshot.identity_labels.generation
+        if signed.signature == info.signature and signed.refused_by == info.refused_by:
+            return 0
+        self.queue.update_signature(info, pod, signed.signature, signed.refused_by)
+        return 1
 
     def default_spreading_unsignable(self) -> int:
         """Queued pods that only default topology spreading keeps from batching."""

@@ -212,3 +212,36 @@ def test_a_pod_out_of_the_queue_when_its_label_comes_to_be_read_is_signed_again(
     list(attempt_queued(scheduler))
     assert info.signature != narrowed
     assert info.signature == _signature(scheduler, _spread(0))
+
+
+def test_a_pod_that_missed_a_re_sign_is_signed_again_after_a_later_one() -> None:
+    """As above, but a second term, on a key spread-0 does not carry, comes before spread-0
+    is decided again: the re-sign that follows still signs spread-0 again (it missed the
+    first one), not only the queued pods that carry the second key."""
+    clock = FakeClock()
+    scheduler, binder, _ = scheduler_for(_nodes(), auto_bind=False, clock=clock)
+    scheduler.enqueue(pod_from_raw(_spread(0)))
+    list(attempt_queued(scheduler))
+    ((request, done),) = binder.pending
+    info = request.info
+    narrowed = info.signature
+    reader = make_pod("reader", cpu="100m", node_name="n1", affinity=_avoid("signature-label-0"))
+    EventHandlers(scheduler).on_pod(pod_from_raw(reader))
+    scheduler.enqueue(pod_from_raw(_spread(1)))
+    list(attempt_queued(scheduler))  # the first re-sign, spread-0 out of the queue
+    binder.finish(request, done, BindResult.ERROR, "connection refused")
+    term = {"labelSelector": {"matchLabels": {"unrelated": "x"}}, "topologyKey": HOSTNAME}
+    other = make_pod("other", cpu="100m", node_name="n2")
+    other["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "podAffinityTerm": term}
+            ]
+        }
+    }
+    EventHandlers(scheduler).on_pod(pod_from_raw(other))
+    clock.advance(60)
+    scheduler.queue.flush()
+    list(attempt_queued(scheduler))
+    assert info.signature != narrowed
+    assert info.signature == _signature(scheduler, _spread(0))
