@@ -36,9 +36,9 @@ NODE_SIZES = (("4", "8Gi"), ("4", "16Gi"), ("8", "16Gi"))
 """Few sizes, so that many nodes tie."""
 POD_SIZES = (("100m", "256Mi"), ("500m", "1Gi"), ("1", "2Gi"), ("2", "3Gi"))
 PERCENTAGES = (0, 30, 100)
+"""percentageOfNodesToScore: 0 is kube's adaptive default (engages above 100 nodes)."""
 OWN = "own"
 """The label of a pod's own (its name) that every other workload's pods carry."""
-"""percentageOfNodesToScore: 0 is kube's adaptive default (engages above 100 nodes)."""
 
 
 # -- the families ---------------------------------------------------------------------------

@@ -170,13 +170,13 @@ class ExactBatch:
     def nodes_changed(self) -> None:
         self._refused.clear()
         self._seen.clear()
-        for signature in list(self.lives):
-            self._drop(signature)
+        self.labels_read()
 
     def labels_read(self) -> None:
-        """A term has come to read a label key (cache/identity_labels.py): a state was built
-        from one pod of its signature, and the pods of that signature that lack the key (or
-        carry it) keep the signature, so no state stands for them any more."""
+        """Drop every live state. Also when a term has come to read a label key
+        (cache/identity_labels.py): a state was built from one pod of its signature, and the
+        pods of that signature that lack the key (or carry it) keep the signature, so no
+        state stands for them any more."""
         for signature in list(self.lives):
             self._drop(signature)
 

@@ -3,20 +3,26 @@ a fresh control plane for kube-scheduler and for ours, each scheduling its own p
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 import pytest
 
 from bench.scheduler_perf import runner
-from bench.scheduler_perf.suite import SuiteError, load_suite, select
-from controlplane.launcher import missing_binaries
-from tests.cluster.conftest import REQUIRE
+from bench.scheduler_perf.suite import load_suite, select
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+# The control plane and kube's scheduler_perf files, or a skip (a failure when required).
+pytestmark = pytest.mark.usefixtures("bench_prerequisites")
+
 MEASURE = 60
+
+
+def _workload(test: str, overrides: dict[str, int]) -> runner.WorkloadPlan:
+    """The one workload ``test`` selects, shrunk by ``overrides``."""
+    (selected,) = select(load_suite(), test=test, overrides=overrides)
+    return runner.plan(selected)
 
 
 @pytest.mark.parametrize("scheduler", ["kube", "ours"])
@@ -25,21 +31,10 @@ async def test_a_tiny_schedulingbasic_runs_for_each_scheduler(
 ) -> None:
     """SchedulingBasic at 20 nodes: every measured pod is scheduled by the scheduler under
     test, and the record carries its CPU, memory and SLI figures."""
-    reason = missing_binaries()
-    if reason:
-        if os.environ.get(REQUIRE):
-            pytest.fail(f"cluster tier required ({REQUIRE}) but {reason}")
-        pytest.skip(f"cluster tier skipped: {reason}")
-    try:
-        suite = load_suite()
-    except SuiteError as exc:
-        pytest.skip(str(exc))
-    (selected,) = select(
-        suite,
-        test="^SchedulingBasic/5000Nodes_10000Pods$",
-        overrides={"initNodes": 20, "initPods": 10, "measurePods": MEASURE},
+    workload = _workload(
+        "^SchedulingBasic/5000Nodes_10000Pods$",
+        {"initNodes": 20, "initPods": 10, "measurePods": MEASURE},
     )
-    workload = runner.plan(selected)
     record = await runner.run(workload, scheduler, workdir=tmp_path, wait_timeout=120)
     assert "failed" not in record, record.get("failure_detail")
     assert "skipped" not in record
@@ -62,21 +57,11 @@ async def test_spread_pods_with_labels_of_their_own_take_ours_exact_path(
     label of its own, which no term reads. Both schedulers schedule every measured pod;
     kube-scheduler batches none of them (it signs no spread pod), ours places all but the
     first of them on the exact path (a full pass's node, without the full pass)."""
-    reason = missing_binaries()
-    if reason:
-        if os.environ.get(REQUIRE):
-            pytest.fail(f"cluster tier required ({REQUIRE}) but {reason}")
-        pytest.skip(f"cluster tier skipped: {reason}")
-    try:
-        suite = load_suite()
-    except SuiteError as exc:
-        pytest.skip(str(exc))
-    (selected,) = select(
-        suite,
-        test="^TopologySpreading/5000Nodes_5000Pods$",
-        overrides={"initNodes": 6, "initPods": 6, "measurePods": SPREAD},
+    workload = _workload(
+        "^TopologySpreading/5000Nodes_5000Pods$",
+        {"initNodes": 6, "initPods": 6, "measurePods": SPREAD},
     )
-    record = await runner.run(runner.plan(selected), scheduler, workdir=tmp_path, wait_timeout=120)
+    record = await runner.run(workload, scheduler, workdir=tmp_path, wait_timeout=120)
     assert "failed" not in record, record.get("failure_detail")
     assert record["pods_scheduled"] == SPREAD
     if scheduler == "kube":
